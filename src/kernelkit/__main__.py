@@ -1,0 +1,5 @@
+import sys
+
+from kernelkit.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,205 @@
+"""``metadata.json`` of a build variant (upstream-builder.md §3.7, upstream-loader.md §2.12).
+
+Keys are kebab-case and written in a fixed order; unknown keys are ignored when reading
+(forward compatible). Written with 2-space indentation and no trailing newline.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kernelkit.artifact.digest import Digest
+from kernelkit.errors import KernelkitError
+from kernelkit.util.fs import atomic_write_text
+
+_COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+
+
+class MetadataError(KernelkitError):
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{path}: invalid metadata.json: {problem}",
+                         hint="rebuild the variant with `kernelkit build`")
+
+
+@dataclass(frozen=True)
+class Commit:
+    commit: str
+    dirty: bool
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """``provenance``: upstream readers require a ``kernel-builder`` object, so the builder is
+    recorded there (version ``kernelkit/<version>``); kernelkit's own extras (toolchain pins,
+    variant inputs) go in a separate ``kernelkit`` object, which upstream readers ignore."""
+
+    builder_version: str = ""
+    builder_commit: Commit | None = None
+    kernel: Commit | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dirty(self) -> bool:
+        return bool((self.kernel and self.kernel.dirty)
+                    or (self.builder_commit and self.builder_commit.dirty))
+
+
+@dataclass(frozen=True)
+class Metadata:
+    name: str
+    id: str
+    version: int
+    license: str
+    backend: str
+    archs: tuple[str, ...] | None = None
+    upstream: str | None = None
+    source: str | None = None
+    python_depends: tuple[str, ...] = ()
+    kernel_depends: tuple[dict[str, Any], ...] = ()
+    digest: Digest | None = None
+    provenance: Provenance | None = None
+
+    @property
+    def python_name(self) -> str:
+        return self.name.replace("-", "_")
+
+    def with_digest(self, digest: Digest) -> Metadata:
+        return replace(self, digest=digest)
+
+    # --- serialisation ---------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "id": self.id, "version": self.version,
+                               "license": self.license}
+        if self.upstream is not None:
+            out["upstream"] = self.upstream
+        if self.source is not None:
+            out["source"] = self.source
+        out["python-depends"] = list(self.python_depends)
+        out["kernel-depends"] = [dict(d) for d in self.kernel_depends]
+        backend: dict[str, Any] = {"type": self.backend}
+        if self.archs is not None:
+            backend["archs"] = list(self.archs)
+        out["backend"] = backend
+        if self.digest is not None:
+            out["digest"] = self.digest.to_json()
+        if self.provenance is not None:
+            out["provenance"] = _provenance_to_json(self.provenance)
+        return out
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+
+    def write(self, path: Path) -> None:
+        atomic_write_text(path, self.dumps())
+
+    @classmethod
+    def from_json(cls, data: Any, source: Path | str = "metadata.json") -> Metadata:
+        if not isinstance(data, dict):
+            raise MetadataError(source, "top level must be a JSON object")
+        try:
+            return _from_json(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MetadataError(source, str(exc)) from None
+
+    @classmethod
+    def read(cls, path: Path) -> Metadata:
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            raise MetadataError(path, "file not found") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise MetadataError(path, f"not valid JSON ({exc})") from None
+        return cls.from_json(data, path)
+
+
+def _req(data: dict[str, Any], key: str, typ: type) -> Any:
+    if key not in data:
+        raise KeyError(f"missing required key {key!r}")
+    val = data[key]
+    if typ is int and isinstance(val, bool) or not isinstance(val, typ):
+        raise TypeError(f"{key!r} must be a {typ.__name__}")
+    return val
+
+
+def _from_json(data: dict[str, Any]) -> Metadata:
+    name = _req(data, "name", str)
+    if not NAME_RE.match(name):
+        raise ValueError(f"name {name!r} is not a valid kernel name")
+    backend = _req(data, "backend", dict)
+    btype = _req(backend, "type", str)
+    archs = backend.get("archs")
+    if archs is not None and not (isinstance(archs, list) and all(isinstance(a, str) for a in archs)):
+        raise TypeError("backend.archs must be a list of strings")
+    pydeps = data.get("python-depends", [])
+    if not isinstance(pydeps, list) or not all(isinstance(d, str) for d in pydeps):
+        raise TypeError("'python-depends' must be a list of strings")
+    kdeps = data.get("kernel-depends", [])
+    if not isinstance(kdeps, list) or not all(isinstance(d, dict) for d in kdeps):
+        raise TypeError("'kernel-depends' must be a list of tables")
+    digest = Digest.from_json(data["digest"]) if "digest" in data else None
+    prov = _provenance_from_json(data["provenance"]) if "provenance" in data else None
+    return Metadata(
+        name=name,
+        id=_req(data, "id", str),
+        version=_req(data, "version", int),
+        license=_req(data, "license", str),
+        backend=btype,
+        archs=tuple(archs) if archs is not None else None,
+        upstream=data.get("upstream"),
+        source=data.get("source"),
+        python_depends=tuple(pydeps),
+        kernel_depends=tuple(kdeps),
+        digest=digest,
+        provenance=prov,
+    )
+
+
+def _commit_from_json(data: Any, where: str) -> Commit | None:
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be an object")
+    commit = data.get("commit", data.get("sha"))
+    if commit is None and "dirty" not in data:
+        return None
+    if not isinstance(commit, str) or not _COMMIT_RE.match(commit):
+        raise ValueError(f"{where}.commit must be 40 or 64 lowercase hex characters")
+    if not isinstance(data.get("dirty"), bool):
+        raise ValueError(f"{where}.dirty must be given with commit (true or false)")
+    return Commit(commit, data["dirty"])
+
+
+def _provenance_from_json(data: Any) -> Provenance:
+    if not isinstance(data, dict):
+        raise TypeError("provenance must be an object")
+    builder = data.get("kernel-builder")
+    if not isinstance(builder, dict):
+        raise TypeError("provenance.kernel-builder must be an object")
+    kernel = _commit_from_json(data["kernel"], "provenance.kernel") if "kernel" in data else None
+    extra = data.get("kernelkit", {})
+    if not isinstance(extra, dict):
+        raise TypeError("provenance.kernelkit must be an object")
+    return Provenance(
+        builder_version=str(builder.get("version", "")),
+        builder_commit=_commit_from_json(builder, "provenance.kernel-builder"),
+        kernel=kernel,
+        extra=dict(extra),
+    )
+
+
+def _provenance_to_json(p: Provenance) -> dict[str, Any]:
+    builder: dict[str, Any] = {"version": p.builder_version}
+    if p.builder_commit is not None:
+        builder["commit"] = p.builder_commit.commit
+        builder["dirty"] = p.builder_commit.dirty
+    out: dict[str, Any] = {"kernel-builder": builder}
+    if p.kernel is not None:
+        out["kernel"] = {"commit": p.kernel.commit, "dirty": p.kernel.dirty}
+    if p.extra:
+        out["kernelkit"] = dict(p.extra)
+    return out

@@ -1,0 +1,1 @@
+"""Command-line adapters: one ``cmd_<name>.py`` per subcommand (see ``main.py``)."""

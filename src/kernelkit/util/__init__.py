@@ -1,0 +1,1 @@
+"""Small utilities shared by every stage: subprocesses, atomic files, locks."""

@@ -1,0 +1,61 @@
+"""The one subprocess wrapper: every external command goes through :func:`run`.
+
+It logs the command, streams output into a log file when asked, and raises
+:class:`~kernelkit.errors.CommandError` with the command, exit code and output tail.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kernelkit.errors import CommandError
+
+log = logging.getLogger("kernelkit.run")
+
+TAIL_LINES = 40
+
+
+def _tail(text: str, lines: int = TAIL_LINES) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def run(
+    cmd: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+    what: str = "",
+    input: str | None = None,
+    check: bool = True,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd``; return the completed process (stdout and stderr merged into ``stdout``).
+
+    With ``log_path`` the merged output is also appended to that file (the build logs).
+    With ``check`` (default) a non-zero exit raises :class:`CommandError`.
+    """
+    argv = [os.fspath(c) for c in cmd]
+    log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        input=input,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+    )
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("a", encoding="utf-8") as fh:
+            fh.write(f"$ {' '.join(argv)}\n{proc.stdout}\n[exit {proc.returncode}]\n")
+    if check and proc.returncode != 0:
+        raise CommandError(argv, proc.returncode, _tail(proc.stdout), what=what, log_path=log_path)
+    return proc

@@ -1,0 +1,66 @@
+"""Helpers shared by tests: synthetic (pure-Python) variant trees that load fast.
+
+A synthetic variant is a real build-tree layout (package files + sealed ``metadata.json``) whose
+``__init__.py`` registers a torch op under the variant's unique namespace with
+``torch.library`` instead of a compiled ``.so``; hub and loader tests use it so they do not
+need a compile. End-to-end tests use really compiled kernels (see ``conftest.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelkit.artifact.layout import seal_variant
+from kernelkit.artifact.metadata import Metadata
+
+INIT_TEMPLATE = '''\
+import torch
+
+from ._ops import ops, add_op_namespace_prefix
+
+VERSION_TAG = {tag!r}
+
+_lib = torch.library.Library({ns!r}, "DEF")
+_lib.define("scale(Tensor x) -> Tensor")
+_lib.impl("scale", lambda x: x * {factor}, "CompositeExplicitAutograd")
+
+
+def scale(x):
+    return ops.scale(x)
+
+
+__all__ = ["scale", "VERSION_TAG"]
+'''
+
+OPS_TEMPLATE = '''\
+import torch
+
+ops = getattr(torch.ops, {ns!r})
+
+
+def add_op_namespace_prefix(op_name: str) -> str:
+    return {ns!r} + "::" + op_name
+'''
+
+
+def make_variant(
+    build_dir: Path,
+    variant: str,
+    *,
+    name: str = "demo",
+    version: int = 1,
+    uid: str = "abc1234",
+    factor: float = 2.0,
+    tag: str = "v1",
+    backend: str | None = None,
+) -> Path:
+    """Write ``build_dir/variant`` with a sealed metadata.json; return the variant dir."""
+    backend = backend or ("cuda" if "-cu" in variant or variant == "torch-cuda" else "cpu")
+    ns = f"_{name.replace('-', '_')}_{backend}_{uid}"
+    vdir = build_dir / variant
+    vdir.mkdir(parents=True, exist_ok=True)
+    (vdir / "__init__.py").write_text(INIT_TEMPLATE.format(ns=ns, factor=factor, tag=tag))
+    (vdir / "_ops.py").write_text(OPS_TEMPLATE.format(ns=ns))
+    meta = Metadata(name=name, id=ns, version=version, license="Apache-2.0", backend=backend)
+    seal_variant(vdir, meta)
+    return vdir
