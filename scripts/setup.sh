@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Create (or reuse) .venv with kernelkit (editable, with the build/hf/dev extras) and the
+# CPU build of torch 2.13.0. Idempotent: a second run only checks what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.kernelkit-setup
+want="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+  .venv/bin/python -m pip install -q -e '.[dev]' 'torch==2.13.0' 'kernels' 2>&1 \
+    | grep -v "^WARNING: Location" || true
+  .venv/bin/python -c "import kernelkit, torch; print('kernelkit', kernelkit.__version__, 'torch', torch.__version__)"
+  echo "$want" > "$stamp"
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# README command 2: set up if needed, then lint, type-check and run the whole test suite
+# (unit + integration, real compiles included). `.ci/run` runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+.venv/bin/ruff check src tests benchmarks
+.venv/bin/mypy
+exec .venv/bin/python -m pytest -q -rs "$@"
