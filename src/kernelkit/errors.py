@@ -175,3 +175,16 @@ class OfflineError(KernelkitError):
 
 class LockError(KernelkitError):
     """A lock file is missing, malformed, or does not match what was downloaded."""
+
+
+# --- layers (kernelize) -----------------------------------------------------------------------
+
+
+class KernelMappingError(KernelkitError, ValueError):
+    """A kernel mapping is malformed, or ``kernelize`` found no usable kernel for a layer while
+    fallback to the original forward was off. A ``ValueError`` too, as upstream raises."""
+
+
+class KernelLayerError(KernelkitError, TypeError):
+    """A kernel layer is not a pure drop-in for the layer it replaces (it defines ``__init__``,
+    has extra members, or its ``forward`` signature differs). A ``TypeError`` too, as upstream."""
