@@ -4,6 +4,27 @@ Backends: ``local.LocalGitHub`` (a directory of git repositories, the embedded d
 test double), ``git`` remotes, and the Hugging Face Hub through ``huggingface_hub``.
 Revisions are immutable commit ids once resolved; versions are branches (``v1``) and semver
 tags (``v1.2.0``).
+
+Cost of each call (what the loader may rely on; "remote" = a network round trip for the git-remote
+and Hugging Face backends, a local ``git`` process for ``LocalGitHub``):
+
+=====================  ==========================================================================
+``repo_exists``        cheap: a ``stat`` (local); one remote call otherwise
+``list_refs``          one git process / one remote call
+``resolve``            one git process / one remote call; a full commit id already known locally
+                       costs no remote call (git remote mirror)
+``list_files``         one git process per commit, then cached in memory for the hub object
+                       (commits are immutable); Hugging Face: one (paginated) tree listing
+``list_dirs``          served from the same cache as ``list_files`` (local/git); Hugging Face: one
+                       non-recursive tree listing, much cheaper than a recursive one
+``read_file``          one git process / one download
+``fetch``              one git process for *all* paths (``git cat-file --batch``); Hugging Face:
+                       one ``snapshot_download`` with the paths as allow-patterns
+``publish``/``tag``    a handful of git processes (about 7); never on the loader's path
+=====================  ==========================================================================
+
+Errors: an unknown repository raises ``HubError``; an unknown branch/tag/commit
+``RevisionNotFoundError``; a path missing at a commit in ``fetch`` ``HubError``.
 """
 
 from __future__ import annotations
@@ -57,6 +78,9 @@ class Hub(Protocol):
         """Write each of ``paths`` at ``commit`` to ``dest/<path>``."""
         ...
 
+    # ``publish``: ``delete_prefixes`` are plain string prefixes of repo paths: end a directory
+    # prefix with "/" (``"build/torch-cpu/"``); ``""`` matches every file. If the resulting
+    # tree equals the branch's current tree no commit is made and the current id is returned.
     def publish(
         self,
         repo_id: str,
@@ -72,5 +96,22 @@ class Hub(Protocol):
         ...
 
     def tag(self, repo_id: str, tag: str, commit: str) -> None:
-        """Create tag ``tag`` at ``commit``; refuse to move an existing tag to another commit."""
+        """Create tag ``tag`` at ``commit``; refuse to move an existing tag to another commit
+        (``HubError``); tagging the commit the tag already names is a no-op."""
+        ...
+
+    # --- small additions for the loader (every backend implements them) -------------------
+
+    def repo_exists(self, repo_id: str) -> bool:
+        """Whether the repository exists (cheap; never raises for a missing repository)."""
+        ...
+
+    def read_file(self, repo_id: str, commit: str, path: str) -> bytes | None:
+        """The bytes of one file at ``commit`` (e.g. ``build/<variant>/metadata.json``,
+        ``kernel-status.toml``); ``None`` if the file does not exist at that commit."""
+        ...
+
+    def list_dirs(self, repo_id: str, commit: str, path: str = "build") -> list[str]:
+        """Names (sorted) of the immediate sub-directories of ``path`` at ``commit``: the
+        variant names for ``path="build"``. Empty if ``path`` does not exist."""
         ...
