@@ -1,1 +1,32 @@
-"""layers stage."""
+"""Layers API (upstream ``kernels`` names): mark layers kernelizable, map layer names to hub
+kernel layers per device and mode, and ``kernelize`` a model.
+
+Importing this package does not import torch; functions that need it import it when called.
+"""
+
+from kernelkit.layers.decorators import (
+    replace_kernel_forward_from_hub,
+    use_kernel_forward_from_hub,
+    use_kernelized_func,
+)
+from kernelkit.layers.device import CUDAProperties, Device, ROCMProperties
+from kernelkit.layers.kernelize import kernelize
+from kernelkit.layers.mapping import register_kernel_mapping, use_kernel_mapping
+from kernelkit.layers.mode import Mode
+from kernelkit.layers.repos import LayerRepository, LocalLayerRepository, LockedLayerRepository
+
+__all__ = [
+    "CUDAProperties",
+    "Device",
+    "LayerRepository",
+    "LocalLayerRepository",
+    "LockedLayerRepository",
+    "Mode",
+    "ROCMProperties",
+    "kernelize",
+    "register_kernel_mapping",
+    "replace_kernel_forward_from_hub",
+    "use_kernel_forward_from_hub",
+    "use_kernel_mapping",
+    "use_kernelized_func",
+]

@@ -1,0 +1,184 @@
+"""``kernelize``: swap the forward of kernelizable layers for hub kernel layers.
+
+Per layer instance the decision is made ahead of time (so ``torch.compile`` sees a plain
+method): the mapping picks a repository (``mapping.choose_repository``), the kernel layer is
+loaded once per repository and checked for purity, and the instance's ``forward`` is bound to
+the kernel layer's ``forward``. When nothing fits, the original forward is kept (or, with
+``use_fallback=False``, a ``KernelMappingError`` is raised). Every decision is logged on the
+``kernelkit.layers`` logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from types import MethodType
+from typing import TYPE_CHECKING, Any
+
+from kernelkit.errors import KernelMappingError
+from kernelkit.layers.device import DEVICE_TYPES
+from kernelkit.layers.mapping import (
+    Choice,
+    Miss,
+    RepositoryProtocol,
+    choose_repository,
+    current_mapping,
+)
+from kernelkit.layers.mode import Mode, validate_kernelize_mode
+from kernelkit.layers.validate import unsupported_mode, validate_layer, validate_layer_for_mode
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+logger = logging.getLogger("kernelkit.layers")
+
+# repository -> loaded kernel layer class; (repository, original class) pairs validated.
+_LAYER_CACHE: dict[RepositoryProtocol, type] = {}
+_VALIDATED: set[tuple[RepositoryProtocol, type]] = set()
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+def kernel_mapping_disabled(env: Mapping[str, str]) -> bool:
+    """``DISABLE_KERNEL_MAPPING`` as a bool (``1``/``0``, also ``true``/``false``)."""
+    value = env.get("DISABLE_KERNEL_MAPPING", "0").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise KernelMappingError(f"DISABLE_KERNEL_MAPPING={value!r} is not a boolean",
+                             hint="set it to 1 to disable kernel mappings, 0 to enable them")
+
+
+def kernelize(model: nn.Module, *, mode: Mode, device: str | torch.device | None = None,
+              use_fallback: bool = True) -> nn.Module:
+    """Replace the forward of every kernelizable layer in ``model`` with the kernel layer the
+    current mapping registers for ``device`` and ``mode``; returns ``model``.
+
+    ``mode`` contains ``Mode.INFERENCE`` or ``Mode.TRAINING``, optionally ``| Mode.TORCH_COMPILE``.
+    ``device`` defaults to the device of the model's first parameter. With ``use_fallback``
+    (the default) layers without a fitting kernel keep their original forward; otherwise a
+    ``KernelMappingError`` is raised. ``DISABLE_KERNEL_MAPPING=1`` restores every original forward.
+    """
+    validate_kernelize_mode(mode)
+    device_type = _device_type(model, device)
+    disabled = kernel_mapping_disabled(os.environ)
+    capability = None if disabled else _capability(device_type)
+    if disabled:
+        logger.info("DISABLE_KERNEL_MAPPING is set: every kernelizable layer keeps its "
+                    "original forward")
+    for path, module in model.named_modules():
+        for fname, func_module in getattr(module, "_kernel_funcs", {}).items():
+            _kernelize_one(f"{path or '<model>'}.{fname}", func_module, mode, device_type,
+                           capability, use_fallback, disabled)
+        if hasattr(type(module), "kernel_layer_name"):
+            _kernelize_one(path or "<model>", module, mode, device_type, capability,
+                           use_fallback, disabled)
+    return model
+
+
+def _kernelize_one(path: str, module: nn.Module, mode: Mode, device_type: str,
+                   capability: int | None, use_fallback: bool, disabled: bool) -> None:
+    cls = type(module)
+    layer_name: str = cls.kernel_layer_name  # type: ignore[attr-defined]
+    where = f"kernelize: `{path}` ({cls.__name__}, layer `{layer_name}`) on {device_type}, " \
+            f"mode {mode.describe()}"
+    if disabled:
+        return _keep_original(module, f"{where}: original forward (DISABLE_KERNEL_MAPPING)")
+    condition = getattr(cls, "kernel_condition", None)
+    if condition is not None and not condition(module):
+        return _keep_original(module, f"{where}: original forward (kernel_condition is False "
+                                      f"for this instance)")
+    choice = choose_repository(current_mapping(), layer_name, device_type, capability, mode)
+    if choice.repo is None:
+        return _fallback(module, where, choice.reason, use_fallback,
+                         level=logging.WARNING if choice.miss is Miss.NO_LAYER else logging.INFO)
+    _apply_choice(module, choice, layer_name, mode, where, use_fallback)
+
+
+def _apply_choice(module: nn.Module, choice: Choice, layer_name: str, mode: Mode, where: str,
+                  use_fallback: bool) -> None:
+    assert choice.repo is not None and choice.registered_mode is not None
+    layer = load_layer(choice.repo, type(module))
+    validate_layer_for_mode(layer, choice.registered_mode, layer_name, choice.repo)
+    why_not = unsupported_mode(layer, mode)
+    if why_not is not None:
+        reason = f"Available kernel {choice.repo} does not support mode {mode.describe()}: " \
+                 f"{why_not}"
+        return _fallback(module, where, reason, use_fallback, level=logging.INFO)
+    module.forward = MethodType(layer.forward, module)  # type: ignore[method-assign,attr-defined]
+    logger.info("%s: using %s (%s)", where, choice.repo, choice.reason)
+
+
+def _fallback(module: nn.Module, where: str, reason: str, use_fallback: bool,
+              level: int) -> None:
+    if not use_fallback:
+        raise KernelMappingError(f"{where}: {reason}",
+                                 hint="register a kernel for this layer, device and mode, or "
+                                      "call kernelize with use_fallback=True")
+    _keep_original(module, f"{where}: original forward ({reason})", level)
+
+
+def _keep_original(module: nn.Module, message: str, level: int = logging.INFO) -> None:
+    """Restore the class's own forward (undoing an earlier kernelize of this instance)."""
+    module.__dict__.pop("forward", None)
+    logger.log(level, "%s", message)
+
+
+def load_layer(repo: RepositoryProtocol, original: type) -> type:
+    """The kernel layer class of ``repo`` (loaded once), checked against ``original``."""
+    layer = _LAYER_CACHE.get(repo)
+    if layer is None:
+        layer = repo.load()
+        _LAYER_CACHE[repo] = layer
+    if (repo, original) not in _VALIDATED:
+        validate_layer(layer, original, repo)
+        _VALIDATED.add((repo, original))
+    return layer
+
+
+def _device_type(model: nn.Module, device: Any) -> str:
+    if device is None:
+        return _model_device_type(model)
+    if isinstance(device, str):
+        dtype = device.split(":", 1)[0]
+        if dtype not in DEVICE_TYPES:
+            raise KernelMappingError(f"Unsupported device type {device!r} passed to kernelize",
+                                     hint=f"use one of: {', '.join(sorted(DEVICE_TYPES))}")
+        return dtype
+    device_attr = getattr(device, "type", None)
+    if not isinstance(device_attr, str):
+        raise KernelMappingError(f"kernelize device must be a string or torch.device, "
+                                 f"got {device!r}")
+    return device_attr
+
+
+def _model_device_type(model: nn.Module) -> str:
+    import torch
+
+    tensor: torch.Tensor | None = next(model.parameters(), None)
+    if tensor is None:
+        tensor = next(model.buffers(), None)
+    if tensor is None:
+        raise KernelMappingError("Cannot determine model device, provide as `device` argument "
+                                 "to `kernelize`.", hint="e.g. kernelize(model, device='cuda', "
+                                                         "mode=Mode.INFERENCE)")
+    dtype = tensor.device.type
+    if dtype == "cuda" and getattr(torch.version, "hip", None):
+        return "rocm"
+    return dtype
+
+
+def _capability(device_type: str) -> int | None:
+    """The current GPU's capability (``major * 10 + minor``) for cuda/rocm, when one is visible."""
+    if device_type not in ("cuda", "rocm"):
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    major, minor = torch.cuda.get_device_capability()
+    return int(major) * 10 + int(minor)

@@ -1,0 +1,233 @@
+"""Layer repositories: where ``kernelize`` gets a kernel layer class from.
+
+Each repository is an immutable value (``__eq__``/``__hash__``) with ``load() -> type``; the
+kernel is only downloaded/imported when ``kernelize`` first needs it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from kernelkit.errors import KernelMappingError, LockError
+
+if TYPE_CHECKING:
+    from torch import nn
+
+TrustArg = bool | list[str]
+
+
+class LayerLockError(LockError, ValueError):
+    """A kernel is not in the lock file (a ``ValueError`` too, as upstream raises)."""
+
+
+def _frozen_trust(trust: TrustArg) -> bool | tuple[str, ...]:
+    return tuple(trust) if isinstance(trust, list) else bool(trust)
+
+
+def _trust_arg(trust: bool | tuple[str, ...]) -> TrustArg:
+    return list(trust) if isinstance(trust, tuple) else trust
+
+
+def get_kernel_layer(repo: object, kernel: ModuleType, layer_name: str) -> type[nn.Module]:
+    """``kernel.layers.<layer_name>``, or a ``KernelMappingError`` saying what is missing."""
+    layers = getattr(kernel, "layers", None)
+    if layers is None:
+        raise KernelMappingError(f"Kernel repo {repo} does not define any layers.",
+                                 hint="a kernel exposes layers in its `layers` sub-module")
+    layer = getattr(layers, layer_name, None)
+    if layer is None:
+        names = [n for n in dir(layers) if not n.startswith("_") and inspect.isclass(
+            getattr(layers, n))]
+        raise KernelMappingError(f"Layer `{layer_name}` not found in kernel repo {repo}.",
+                                 hint=f"layers it defines: {', '.join(names) or 'none'}")
+    return layer  # type: ignore[no-any-return]
+
+
+def _resolved_revision(kernel: ModuleType) -> str | None:
+    """The immutable revision the loader recorded for ``kernel``, when it tells."""
+    from kernelkit.loader.api import get_loaded_kernels
+
+    for loaded in get_loaded_kernels():
+        if loaded.module is kernel and loaded.repo_info is not None:
+            return str(loaded.repo_info.revision)
+    return None
+
+
+class LayerRepository:
+    """A layer of a hub kernel: ``LayerRepository("org/name", layer_name="X", version=1)``.
+
+    Exactly one of ``revision`` / ``version`` is required. Nothing is resolved or downloaded
+    until ``load()``; the revision it resolved to is then remembered, so later loads of this
+    repository use the same immutable revision.
+    """
+
+    def __init__(self, repo_id: str, *, layer_name: str, revision: str | None = None,
+                 version: int | None = None, trust_remote_code: TrustArg = False) -> None:
+        if revision is not None and version is not None:
+            raise KernelMappingError("Either a revision or a version must be specified, not "
+                                     f"both. (LayerRepository {repo_id!r}, layer {layer_name})")
+        if revision is None and version is None:
+            raise KernelMappingError("Either a revision or a version must be specified. "
+                                     f"(LayerRepository {repo_id!r}, layer {layer_name})")
+        self.repo_id = repo_id
+        self.layer_name = layer_name
+        self.revision = revision
+        self.version = version
+        self._trust = _frozen_trust(trust_remote_code)
+        self._resolved: str | None = None
+
+    def load(self) -> type[nn.Module]:
+        from kernelkit.loader.api import get_kernel
+
+        kernel = get_kernel(self.repo_id, revision=self._resolved or self.revision,
+                            version=None if self._resolved else self.version,
+                            trust_remote_code=_trust_arg(self._trust))
+        self._resolved = self._resolved or _resolved_revision(kernel)
+        return get_kernel_layer(self, kernel, self.layer_name)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.layer_name, self.repo_id, self.revision, self.version, self._trust)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LayerRepository) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(("hub", *self._key()))
+
+    def __str__(self) -> str:
+        if self._resolved is not None:
+            where = f"revision: {self._resolved}"
+        elif self.revision is not None:
+            where = f"revision: {self.revision}"
+        else:
+            where = f"version: {self.version}"
+        return f"`{self.repo_id}` ({where}), layer `{self.layer_name}`"
+
+    __repr__ = __str__
+
+
+class LocalLayerRepository:
+    """A layer of a kernel in a local directory (a build tree, its ``build/`` folder or one
+    variant directory), loaded with ``get_local_kernel``."""
+
+    def __init__(self, repo_path: Path | str, *, layer_name: str) -> None:
+        self.repo_path = Path(repo_path)
+        self.layer_name = layer_name
+
+    def load(self) -> type[nn.Module]:
+        from kernelkit.loader.api import get_local_kernel
+
+        kernel = get_local_kernel(self.repo_path)
+        return get_kernel_layer(self, kernel, self.layer_name)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, LocalLayerRepository) and self.layer_name == other.layer_name
+                and self.repo_path == other.repo_path)
+
+    def __hash__(self) -> int:
+        return hash(("local", self.layer_name, self.repo_path))
+
+    def __str__(self) -> str:
+        return f"`{self.repo_path}` (layer `{self.layer_name}`)"
+
+    __repr__ = __str__
+
+
+class LockedLayerRepository:
+    """A layer of a hub kernel pinned by a ``kernels.lock`` file.
+
+    The lock is read when the repository is created: from ``lockfile``, or (``None``) from the
+    ``kernels.lock`` installed with the distribution of the calling package. ``load()`` then
+    loads exactly the locked revision.
+    """
+
+    def __init__(self, repo_id: str, *, lockfile: Path | str | None = None, layer_name: str,
+                 trust_remote_code: TrustArg = False) -> None:
+        self.repo_id = repo_id
+        self.layer_name = layer_name
+        self.lockfile = Path(lockfile) if lockfile is not None else None
+        self._trust = _frozen_trust(trust_remote_code)
+        if self.lockfile is not None:
+            self.revision = locked_revision(repo_id, self.lockfile)
+        else:
+            self.revision = _caller_locked_revision(repo_id, inspect.stack()[1:])
+
+    def load(self) -> type[nn.Module]:
+        from kernelkit.loader.api import get_kernel
+
+        kernel = get_kernel(self.repo_id, revision=self.revision,
+                            trust_remote_code=_trust_arg(self._trust))
+        return get_kernel_layer(self, kernel, self.layer_name)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.layer_name, self.repo_id, self.revision, self._trust)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LockedLayerRepository) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(("locked", *self._key()))
+
+    def __str__(self) -> str:
+        return f"`{self.repo_id}` (revision: {self.revision}), layer `{self.layer_name}`"
+
+    __repr__ = __str__
+
+
+# --- kernels.lock (upstream-loader.md §3.3) --------------------------------------------------
+
+
+def _sha_from_lock_text(repo_id: str, text: str, where: str) -> str | None:
+    try:
+        entries = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LockError(f"{where}: not valid JSON: {exc}",
+                        hint="regenerate it with `kernelkit lock`") from exc
+    if not isinstance(entries, list):
+        raise LockError(f"{where}: expected a JSON list of locked kernels",
+                        hint="regenerate it with `kernelkit lock`")
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("repo_id") == repo_id:
+            sha = entry.get("sha")
+            if not isinstance(sha, str) or not sha:
+                raise LockError(f"{where}: entry for {repo_id} has no `sha`",
+                                hint="regenerate it with `kernelkit lock`")
+            return sha
+    return None
+
+
+def locked_revision(repo_id: str, lockfile: Path) -> str:
+    """The commit ``lockfile`` pins ``repo_id`` to."""
+    try:
+        text = lockfile.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise LockError(f"lock file {lockfile} does not exist",
+                        hint="create it with `kernelkit lock <project>`") from exc
+    sha = _sha_from_lock_text(repo_id, text, str(lockfile))
+    if sha is None:
+        raise LayerLockError(f"Kernel `{repo_id}` is not locked in {lockfile}",
+                             hint="add it to [tool.kernels.dependencies] and run "
+                                  "`kernelkit lock <project>`")
+    return sha
+
+
+def _caller_locked_revision(repo_id: str, stack: list[inspect.FrameInfo]) -> str:
+    """The pin from the ``kernels.lock`` of the first calling package outside kernelkit."""
+    from importlib.metadata import distribution, packages_distributions
+
+    package = next((f.frame.f_globals.get("__name__", "").split(".")[0] for f in stack
+                    if not f.frame.f_globals.get("__name__", "").startswith("kernelkit")), "")
+    for dist_name in packages_distributions().get(package, []):
+        text = distribution(dist_name).read_text("kernels.lock")
+        if text is not None:
+            sha = _sha_from_lock_text(repo_id, text, f"kernels.lock of {dist_name}")
+            if sha is not None:
+                return sha
+    raise LayerLockError(f"Kernel `{repo_id}` is not locked (no kernels.lock entry in the "
+                         f"distribution of package {package or '<unknown>'!r})",
+                         hint="pass lockfile=..., or lock it with `kernelkit lock <project>` "
+                              "and reinstall the project")
