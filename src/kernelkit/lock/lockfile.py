@@ -1,0 +1,111 @@
+"""``kernels.lock``: read, merge and write (upstream-loader.md §3.3, the exact upstream format).
+
+A JSON list of ``{"repo_id", "sha", "variants": {variant: {"hash", "hash_type"}}}``. kernelkit
+writes it deterministically: entries sorted by ``repo_id``, variants by name, 2-space indent,
+a trailing newline; a file whose content would not change is not touched at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelkit.errors import LockError
+from kernelkit.lock.hashing import HASH_PREFIX, HASH_TYPE
+from kernelkit.util.fs import atomic_write_text
+
+LOCK_NAME = "kernels.lock"
+_SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+_HASH_RE = re.compile(r"^sha256-[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class VariantLock:
+    hash: str
+    hash_type: str = HASH_TYPE
+
+
+@dataclass(frozen=True)
+class KernelLock:
+    repo_id: str
+    sha: str
+    variants: dict[str, VariantLock] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repo_id": self.repo_id,
+            "sha": self.sha,
+            "variants": {name: {"hash": v.hash, "hash_type": v.hash_type}
+                         for name, v in sorted(self.variants.items())},
+        }
+
+
+def dumps_locks(locks: Iterable[KernelLock]) -> str:
+    ordered = sorted(locks, key=lambda lock: lock.repo_id)
+    return json.dumps([lock.to_json() for lock in ordered], indent=2) + "\n"
+
+
+def parse_locks(text: str, source: Path | str = LOCK_NAME) -> list[KernelLock]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LockError(f"{source}: not valid JSON ({exc})",
+                        hint="regenerate it with `kernelkit lock <project>`") from None
+    if not isinstance(data, list):
+        raise LockError(f"{source}: the top level must be a JSON list of locked kernels",
+                        hint="regenerate it with `kernelkit lock <project>`")
+    return [_parse_entry(entry, i, source) for i, entry in enumerate(data)]
+
+
+def _parse_entry(entry: Any, index: int, source: Path | str) -> KernelLock:
+    where = f"{source}: entry {index}"
+    hint = "regenerate it with `kernelkit lock <project>`"
+    if not isinstance(entry, dict):
+        raise LockError(f"{where} must be an object", hint=hint)
+    repo_id, sha, variants = entry.get("repo_id"), entry.get("sha"), entry.get("variants")
+    if not isinstance(repo_id, str) or "/" not in repo_id:
+        raise LockError(f"{where}: 'repo_id' must be a string 'org/name'", hint=hint)
+    if not isinstance(sha, str) or not _SHA_RE.match(sha):
+        raise LockError(f"{where} ({repo_id}): 'sha' must be a full commit id (40 or 64 hex)",
+                        hint=hint)
+    if not isinstance(variants, dict):
+        raise LockError(f"{where} ({repo_id}): 'variants' must be an object", hint=hint)
+    out: dict[str, VariantLock] = {}
+    for name, v in variants.items():
+        if not isinstance(v, dict) or v.get("hash_type") != HASH_TYPE \
+                or not isinstance(v.get("hash"), str) or not _HASH_RE.match(v["hash"]):
+            raise LockError(
+                f"{where} ({repo_id}): variant {name!r} must be "
+                f'{{"hash": "{HASH_PREFIX}<64 hex>", "hash_type": "{HASH_TYPE}"}}', hint=hint)
+        out[name] = VariantLock(v["hash"], v["hash_type"])
+    return KernelLock(repo_id, sha, out)
+
+
+def read_locks(path: Path) -> list[KernelLock]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise LockError(f"No kernels.lock file found: {path}",
+                        hint="create it with `kernelkit lock <project>`") from None
+    return parse_locks(text, path)
+
+
+def find_lock(locks: Iterable[KernelLock], repo_id: str) -> KernelLock | None:
+    """The first entry for ``repo_id`` (upstream's lookup rule)."""
+    return next((lock for lock in locks if lock.repo_id == repo_id), None)
+
+
+def write_locks(path: Path, locks: Iterable[KernelLock]) -> bool:
+    """Write ``path`` unless it already holds exactly this content; return whether it wrote."""
+    text = dumps_locks(locks)
+    try:
+        if path.read_bytes() == text.encode("utf-8"):
+            return False
+    except FileNotFoundError:
+        pass
+    atomic_write_text(path, text)
+    return True

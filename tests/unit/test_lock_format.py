@@ -1,0 +1,112 @@
+"""kernels.lock: the exact upstream format, deterministic writing, and the lock hash."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernelkit.errors import LockError
+from kernelkit.hub.port import FileEntry
+from kernelkit.lock.hashing import concat_hash, git_blob_id, hash_variant_dir, variant_hashes
+from kernelkit.lock.lockfile import (
+    KernelLock,
+    VariantLock,
+    dumps_locks,
+    find_lock,
+    parse_locks,
+    read_locks,
+    write_locks,
+)
+
+DATA = Path(__file__).parent.parent / "data" / "lock"
+
+
+def test_upstream_lockfile_round_trips_byte_for_byte() -> None:
+    text = (DATA / "kernels.lock").read_text()
+    locks = parse_locks(text)
+    assert [lock.repo_id for lock in locks] == ["kernels-community/relu", "kernels-test/versions"]
+    lock = find_lock(locks, "kernels-test/versions")
+    assert lock is not None and lock.sha == "f609e51b856b3d874b0ae8445913e200f02c1735"
+    assert lock.variants["torch-cpu"] == VariantLock(
+        "sha256-d9fced49c3beeb47ce5b996c28f760bec579cf444f9fe1040725686b13b1336e")
+    assert dumps_locks(locks) == text
+
+
+def test_dump_sorts_entries_and_variants() -> None:
+    a = KernelLock("b/x", "1" * 40, {"z": VariantLock("sha256-" + "a" * 64),
+                                     "a": VariantLock("sha256-" + "b" * 64)})
+    b = KernelLock("a/y", "2" * 40, {})
+    text = dumps_locks([a, b])
+    assert text.index('"a/y"') < text.index('"b/x"')
+    assert text.index('"a": {') < text.index('"z": {')
+    assert text.endswith("]\n") and '\n  {\n    "repo_id"' in text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{}", "must be a JSON list"),
+        ("[{]", "not valid JSON"),
+        ('[{"repo_id": "a/b", "sha": "xyz", "variants": {}}]', "'sha' must be a full commit"),
+        ('[{"repo_id": "a/b", "sha": "' + "0" * 40 + '", "variants": {"torch-cpu": '
+         '{"hash": "sha256-00", "hash_type": "git_lfs_concat"}}}]', "variant 'torch-cpu'"),
+        ('[{"repo_id": "a/b", "sha": "' + "0" * 40 + '", "variants": {"torch-cpu": '
+         '{"hash": "sha256-' + "0" * 64 + '", "hash_type": "md5"}}}]', "variant 'torch-cpu'"),
+    ],
+)
+def test_malformed_lockfiles_are_refused(text: str, message: str) -> None:
+    with pytest.raises(LockError, match=message):
+        parse_locks(text, "x/kernels.lock")
+
+
+def test_missing_lockfile_says_how_to_create_it(tmp_path: Path) -> None:
+    with pytest.raises(LockError, match="No kernels.lock file found") as info:
+        read_locks(tmp_path / "kernels.lock")
+    assert "kernelkit lock" in str(info.value)
+
+
+def test_write_skips_identical_content(tmp_path: Path) -> None:
+    path = tmp_path / "kernels.lock"
+    locks = parse_locks((DATA / "kernels.lock").read_text())
+    assert write_locks(path, locks) is True
+    before = path.stat().st_mtime_ns
+    assert write_locks(path, list(reversed(locks))) is False
+    assert path.stat().st_mtime_ns == before
+
+
+def test_concat_hash_matches_the_upstream_definition() -> None:
+    pairs = [("sub/b.so", "00" * 20), ("__init__.py", "11" * 32)]
+    expected = hashlib.sha256(b"__init__.py" + b"\x11" * 32 + b"sub/b.so" + b"\x00" * 20)
+    assert concat_hash(pairs) == "sha256-" + expected.hexdigest()
+
+
+def test_git_blob_id_equals_git_hash_object(tmp_path: Path) -> None:
+    f = tmp_path / "f.bin"
+    f.write_bytes(b"\x00hello\nworld" * 1000)
+    out = subprocess.run(["git", "hash-object", str(f)], capture_output=True, text=True, check=True)
+    assert git_blob_id(f) == out.stdout.strip()
+
+
+def test_listing_and_disk_give_the_same_hash(tmp_path: Path) -> None:
+    vdir = tmp_path / "build" / "torch-cpu"
+    (vdir / "pkg").mkdir(parents=True)
+    (vdir / "__init__.py").write_text("x = 1\n")
+    (vdir / "pkg" / "big.so").write_bytes(b"\x7fELF" + bytes(range(256)) * 10)
+    (vdir / "__pycache__").mkdir()
+    (vdir / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"junk")
+    (vdir / "stale.pyc").write_bytes(b"junk")
+    entries = [FileEntry(f"build/torch-cpu/{rel}", 0, git_blob_id(vdir / rel))
+               for rel in ("__init__.py", "pkg/big.so", "stale.pyc", "__pycache__/m.cpython-311.pyc")]
+    listed = variant_hashes(entries)
+    assert listed == {"torch-cpu": hash_variant_dir(vdir)}
+    # an LFS file is hashed by its sha256 on both sides
+    big_sha = hashlib.sha256((vdir / "pkg" / "big.so").read_bytes()).hexdigest()
+    entries[1] = FileEntry("build/torch-cpu/pkg/big.so", 0, "ff" * 20, sha256=big_sha)
+    lfs = variant_hashes(entries)["torch-cpu"]
+    assert lfs == hash_variant_dir(vdir, lfs={"pkg/big.so"}) != listed["torch-cpu"]
+    # one changed byte changes the hash
+    (vdir / "__init__.py").write_text("x = 2\n")
+    assert hash_variant_dir(vdir) != listed["torch-cpu"]
