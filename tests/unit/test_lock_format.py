@@ -98,8 +98,8 @@ def test_listing_and_disk_give_the_same_hash(tmp_path: Path) -> None:
     (vdir / "__pycache__").mkdir()
     (vdir / "__pycache__" / "m.cpython-311.pyc").write_bytes(b"junk")
     (vdir / "stale.pyc").write_bytes(b"junk")
-    entries = [FileEntry(f"build/torch-cpu/{rel}", 0, git_blob_id(vdir / rel))
-               for rel in ("__init__.py", "pkg/big.so", "stale.pyc", "__pycache__/m.cpython-311.pyc")]
+    rels = ("__init__.py", "pkg/big.so", "stale.pyc", "__pycache__/m.cpython-311.pyc")
+    entries = [FileEntry(f"build/torch-cpu/{rel}", 0, git_blob_id(vdir / rel)) for rel in rels]
     listed = variant_hashes(entries)
     assert listed == {"torch-cpu": hash_variant_dir(vdir)}
     # an LFS file is hashed by its sha256 on both sides

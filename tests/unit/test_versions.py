@@ -103,5 +103,6 @@ def test_request_errors_use_upstream_messages() -> None:
 def test_describe_refs_orders_versions_numerically() -> None:
     rows = describe_refs(REFS)
     assert [r[1] for r in rows if r[0] == "version"] == ["v1", "v2", "v10"]
-    assert [r[1] for r in rows if r[0] == "release"][:4] == ["v1.0.0", "v1.1.0", "v1.2.3", "v1.10.0"]
+    releases = [r[1] for r in rows if r[0] == "release"]
+    assert releases[:4] == ["v1.0.0", "v1.1.0", "v1.2.3", "v1.10.0"]
     assert ("branch", "main", C[1]) in rows and ("tag", "nightly", C[12]) in rows

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -24,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 from kernelkit.errors import HubError, KernelkitError, RevisionNotFoundError
 from kernelkit.hub.port import Refs
 
-VersionRequest = Union[int, str]
+VersionRequest = int | str
 
 _MAJOR_RE = re.compile(r"^v(\d+)$")
 _SEMVER_RE = re.compile(r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)$")

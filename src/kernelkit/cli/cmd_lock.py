@@ -1,0 +1,39 @@
+"""``kernelkit lock [PROJECT] [--hub HUB] [--refresh]``: pin [tool.kernels.dependencies]."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "lock",
+        help="resolve [tool.kernels.dependencies] to commits and write kernels.lock",
+        description="Resolve every kernel in [tool.kernels.dependencies] of PROJECT/pyproject.toml "
+        "to a commit and write PROJECT/kernels.lock (upstream format). Entries whose commit "
+        "did not change are kept; an unchanged lock file is not touched.",
+    )
+    p.add_argument("project", nargs="?", type=Path, default=Path("."),
+                   help="project directory holding pyproject.toml (default: .)")
+    p.add_argument("--hub", default=None,
+                   help="hub: a directory, git+<url> or hf (default: $KERNELKIT_HUB or the "
+                   "local hub)")
+    p.add_argument("--refresh", action="store_true",
+                   help="recompute every variant hash, even for commits already locked")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernelkit.hub import open_hub
+    from kernelkit.lock.project import lock_project
+
+    result = lock_project(args.project, open_hub(args.hub), refresh=args.refresh)
+    for lock in result.locks:
+        mark = "updated" if lock.repo_id in result.changed else "unchanged"
+        print(f"{lock.repo_id}: {lock.sha} ({len(lock.variants)} variants, {mark})",
+              file=sys.stderr)
+    state = "wrote" if result.written else "up to date:"
+    print(f"{state} {result.path}", file=sys.stderr)
+    return 0

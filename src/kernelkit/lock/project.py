@@ -1,0 +1,111 @@
+"""``[tool.kernels.dependencies]`` of a project and ``kernelkit lock`` (upstream-loader.md §3).
+
+```toml
+[tool.kernels.dependencies]
+"kernels-community/relu" = 1          # the branch v1
+"acme/img2gray" = ">=1.1,<2"          # the newest release tag v1.x.y with x >= 1
+```
+
+Locking resolves each dependency to a commit (``list_refs``) and hashes every variant from a
+hub listing (``list_files``; nothing is downloaded). An entry whose commit did not change is
+kept as it is in the existing lock (no listing at all), so re-locking an unchanged project
+costs one ``list_refs`` per dependency and leaves ``kernels.lock`` byte-identical.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelkit.errors import LockError
+from kernelkit.hub.port import Hub
+from kernelkit.lock.hashing import variant_hashes
+from kernelkit.lock.lockfile import (
+    LOCK_NAME,
+    KernelLock,
+    VariantLock,
+    find_lock,
+    read_locks,
+    write_locks,
+)
+from kernelkit.lock.versions import VersionRequest, parse_version_request, select
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class KernelDependency:
+    repo_id: str
+    version: VersionRequest
+
+
+@dataclass(frozen=True)
+class LockResult:
+    path: Path
+    locks: list[KernelLock]
+    written: bool  # False: the file already held exactly this content
+    changed: list[str]  # repo ids whose entry is new or different
+
+
+def read_dependencies(project_dir: Path) -> list[KernelDependency]:
+    """The ``[tool.kernels.dependencies]`` table of ``project_dir/pyproject.toml``."""
+    path = project_dir / "pyproject.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LockError(f"no pyproject.toml in {project_dir}",
+                        hint="pass the project directory that holds pyproject.toml") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LockError(f"{path}: not valid TOML ({exc})") from None
+    table: Any = data.get("tool", {}).get("kernels", {}).get("dependencies")
+    if table is None:
+        raise LockError(
+            f"{path} has no [tool.kernels.dependencies] table; nothing to lock",
+            hint='add e.g.\n[tool.kernels.dependencies]\n"kernels-community/relu" = 1',
+        )
+    if not isinstance(table, dict):
+        raise LockError(f"{path}: tool.kernels.dependencies must be a table")
+    return [_dependency(path, repo_id, value) for repo_id, value in table.items()]
+
+
+def _dependency(path: Path, repo_id: str, value: Any) -> KernelDependency:
+    where = f"{path}: tool.kernels.dependencies.{repo_id!r}"
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise LockError(f"{where}: a kernel must be named 'org/name'")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise LockError(f"{where}: the value must be a major version (1) or a version "
+                        f"specifier string ('>=1.1,<2'), not {value!r}")
+    try:
+        parse_version_request(value)
+    except ValueError as exc:
+        raise LockError(f"{where}: {exc}") from None
+    return KernelDependency(repo_id, value)
+
+
+def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = None,
+                 *, refresh: bool = False) -> KernelLock:
+    """Lock one dependency; reuse ``previous`` when it pins the same commit."""
+    commit = select(hub.list_refs(dep.repo_id), dep.repo_id, version=dep.version).commit
+    if previous is not None and previous.sha == commit and not refresh:
+        return previous
+    hashes = variant_hashes(hub.list_files(dep.repo_id, commit, "build"))
+    if not hashes:
+        raise LockError(f"{dep.repo_id} at {commit} has no build variants (nothing under build/)",
+                        hint="publish a build of the kernel first")
+    return KernelLock(dep.repo_id, commit, {v: VariantLock(h) for v, h in hashes.items()})
+
+
+def lock_project(project_dir: Path, hub: Hub, *, refresh: bool = False) -> LockResult:
+    """Resolve every dependency and write ``project_dir/kernels.lock`` when it changed."""
+    deps = read_dependencies(project_dir)
+    path = project_dir / LOCK_NAME
+    old = read_locks(path) if path.is_file() else []
+    locks = [resolve_lock(hub, d, find_lock(old, d.repo_id), refresh=refresh) for d in deps]
+    changed = [lock.repo_id for lock in locks if find_lock(old, lock.repo_id) != lock]
+    written = write_locks(path, locks)
+    return LockResult(path, locks, written, changed)
