@@ -1,5 +1,57 @@
-"""Hub port and backends (see ``port.py``)."""
+"""Hub port and backends (see ``port.py``); :func:`open_hub` picks a backend from a spec."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from kernelkit.errors import HubError
 from kernelkit.hub.port import FileEntry, Hub, Refs
+from kernelkit.util.paths import default_cache_dir, default_hub_dir
 
-__all__ = ["FileEntry", "Hub", "Refs"]
+__all__ = ["FileEntry", "Hub", "Refs", "open_hub"]
+
+_REMOTE_SCHEMES = ("file://", "ssh://", "https://", "http://", "git://")
+
+
+def open_hub(spec: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Hub:
+    """The hub named by ``spec``:
+
+    * ``None``: ``$KERNELKIT_HUB`` if set, else the directory ``$KERNELKIT_HUB_DIR``, else
+      ``~/.cache/kernelkit/hub``;
+    * a directory path: :class:`~kernelkit.hub.local.LocalGitHub` (created on first publish);
+    * ``git+<url>`` (``git+file:///srv/kernels``, ``git+ssh://host/kernels``) or a URL ending in
+      ``.git`` (``https://host/{org}/{name}.git``): :class:`~kernelkit.hub.git_remote.GitRemoteHub`
+      with its mirrors in ``$KERNELKIT_CACHE``;
+    * ``hf``, ``hf://`` or ``hf://<endpoint host>``: the Hugging Face Hub
+      (``HF_TOKEN``/``HF_ENDPOINT`` from ``env``).
+    """
+    env = os.environ if env is None else env
+    if spec is None or spec == "":
+        spec = env.get("KERNELKIT_HUB") or default_hub_dir(env)
+    if isinstance(spec, Path):
+        return _local(spec)
+    text = str(spec)
+    if text == "hf" or text.startswith("hf://"):
+        from kernelkit.hub.hf import HuggingFaceHub
+
+        rest = text[len("hf://"):] if text.startswith("hf://") else ""
+        endpoint = f"https://{rest.strip('/')}" if rest.strip("/") else env.get("HF_ENDPOINT")
+        return HuggingFaceHub(token=env.get("HF_TOKEN") or None, endpoint=endpoint)
+    if text.startswith("git+") or (text.startswith(_REMOTE_SCHEMES) and text.endswith(".git")):
+        from kernelkit.hub.git_remote import GitRemoteHub
+
+        return GitRemoteHub(text, default_cache_dir(env))
+    if "://" in text:
+        raise HubError(f"unsupported hub {text!r}",
+                       hint="use a directory, git+<url> (e.g. git+ssh://host/kernels) or hf")
+    return _local(Path(text).expanduser())
+
+
+def _local(path: Path) -> Hub:
+    from kernelkit.hub.local import LocalGitHub
+
+    if path.exists() and not path.is_dir():
+        raise HubError(f"hub directory {path} is a file", hint="pass a directory with --hub")
+    return LocalGitHub(path)

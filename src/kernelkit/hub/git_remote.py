@@ -1,0 +1,174 @@
+"""A hub on any git remote (``file://``, ssh, https): one remote repository per kernel.
+
+The remote of ``org/name`` is ``<url>/org/name.git``, or ``url`` formatted with ``{org}``,
+``{name}`` and ``{repo_id}`` when it holds such placeholders (``ssh://host/{org}/{name}.git``).
+
+Each kernel has a bare mirror under ``cache``, refreshed with ``git fetch --prune`` (at most once
+every ``max_age`` seconds for reads of branches and tags; a commit id the mirror already holds
+needs no network at all). Reads are served by a ``LocalGitHub`` over the mirrors. Publishing
+builds the commit in the mirror, then ``git push --atomic --force-with-lease=<branch>:<old>``:
+the remote branch moves only if nobody else moved it meanwhile (compare-and-swap).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from kernelkit.errors import HubError
+from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo
+from kernelkit.hub.local import LocalGitHub
+from kernelkit.hub.names import check_ref_name, check_repo_id, check_repo_path, is_full_commit_id
+from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.util.fs import file_lock
+
+_FETCH_SPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+
+
+class GitRemoteHub:
+    """A hub on git remotes, read through local bare mirrors (see module docstring)."""
+
+    def __init__(self, url: str, cache: Path, *, max_age: float = 5.0,
+                 identity: tuple[str, str] = DEFAULT_IDENTITY) -> None:
+        self.url = url[len("git+"):] if url.startswith("git+") else url
+        self.cache = Path(cache)
+        self.max_age = max_age
+        slug = hashlib.sha256(self.url.encode()).hexdigest()[:16]
+        self.mirror = LocalGitHub(self.cache / "git-mirrors" / slug, identity=identity)
+        self._fetched: dict[str, float] = {}
+        self._known: set[tuple[str, str]] = set()
+
+    def __repr__(self) -> str:
+        return f"GitRemoteHub({self.url!r})"
+
+    @property
+    def git_calls(self) -> int:
+        return self.mirror.git_calls
+
+    def remote_url(self, repo_id: str) -> str:
+        org, name = check_repo_id(repo_id)
+        if "{" in self.url:
+            return self.url.format(org=org, name=name, repo_id=repo_id)
+        return f"{self.url.rstrip('/')}/{org}/{name}.git"
+
+    # --- the mirror ------------------------------------------------------------------------
+
+    def _local_remote(self, repo_id: str) -> GitRepo | None:
+        """The remote as a local path when it is one (``file://`` or a plain path)."""
+        url = self.remote_url(repo_id)
+        if url.startswith("file://"):
+            return GitRepo(Path(unquote(urlparse(url).path)))
+        return GitRepo(Path(url)) if "://" not in url and ":" not in url.split("/")[0] else None
+
+    def refresh(self, repo_id: str, *, force: bool = False) -> GitRepo:
+        """Fetch the remote into the mirror unless that was done less than ``max_age`` ago."""
+        repo = self.mirror.repo(repo_id)
+        if not force and time.monotonic() - self._fetched.get(repo_id, -math.inf) < self.max_age:
+            return repo
+        repo.init()
+        url = self.remote_url(repo_id)
+        with file_lock(repo.git_dir.parent / f".{repo.git_dir.name}.lock"):
+            proc = repo.git("fetch", "--quiet", "--prune", "--no-write-fetch-head", url,
+                            *_FETCH_SPECS, check=False)
+        if proc.returncode != 0:
+            raise HubError(
+                f"cannot read kernel repository {repo_id} from {url}:\n"
+                + proc.stderr.decode(errors="replace").strip(),
+                hint="check the URL and your access; publish it with `kernelkit upload`",
+            )
+        self._fetched[repo_id] = time.monotonic()
+        return repo
+
+    def _with_commit(self, repo_id: str, commit: str) -> None:
+        """Make sure the mirror holds ``commit`` (fetching once if it does not)."""
+        if (repo_id, commit) in self._known:
+            return
+        repo = self.mirror.repo(repo_id)
+        have = repo.exists() and is_full_commit_id(commit) and repo.lookup(
+            [f"{commit}^{{commit}}"])[0] is not None
+        if not have:
+            self.refresh(repo_id, force=True)
+        self._known.add((repo_id, commit))
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def repo_exists(self, repo_id: str) -> bool:
+        try:
+            self.refresh(repo_id)
+        except HubError:
+            return False
+        return True
+
+    def list_refs(self, repo_id: str) -> Refs:
+        self.refresh(repo_id)
+        return self.mirror.list_refs(repo_id)
+
+    def resolve(self, repo_id: str, revision: str) -> str:
+        if is_full_commit_id(revision) and self.mirror.repo_exists(repo_id):
+            found = self.mirror.repo(repo_id).lookup([f"{revision}^{{commit}}"])[0]
+            if found is not None:
+                return found[0]
+        self.refresh(repo_id)
+        return self.mirror.resolve(repo_id, revision)
+
+    def list_files(self, repo_id: str, commit: str, path: str = "") -> list[FileEntry]:
+        self._with_commit(repo_id, commit)
+        return self.mirror.list_files(repo_id, commit, path)
+
+    def list_dirs(self, repo_id: str, commit: str, path: str = "build") -> list[str]:
+        self._with_commit(repo_id, commit)
+        return self.mirror.list_dirs(repo_id, commit, path)
+
+    def read_file(self, repo_id: str, commit: str, path: str) -> bytes | None:
+        self._with_commit(repo_id, commit)
+        return self.mirror.read_file(repo_id, commit, path)
+
+    def fetch(self, repo_id: str, commit: str, paths: list[str], dest: Path) -> None:
+        self._with_commit(repo_id, commit)
+        self.mirror.fetch(repo_id, commit, paths, dest)
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def _ensure_remote(self, repo_id: str) -> None:
+        """Create a missing *local* remote repository (``file://``); others must exist."""
+        local = self._local_remote(repo_id)
+        if local is not None and not local.exists():
+            local.init()
+
+    def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
+                delete_prefixes: tuple[str, ...] = (),
+                message: str = "Upload with kernelkit") -> str:
+        check_ref_name(branch, "branch")
+        for p in files:
+            check_repo_path(p)
+        self._ensure_remote(repo_id)
+        repo = self.refresh(repo_id, force=True)
+        old, new = self.mirror.build_commit(repo, branch, files, delete_prefixes, message)
+        if new == old:
+            return new
+        ref = f"refs/heads/{branch}"
+        self._push(repo_id, repo, [f"{new}:{ref}"], f"--force-with-lease={ref}:{old or ''}",
+                   what=f"branch {branch}")
+        repo.update_ref(ref, new, old, message)  # keep the mirror in step (best effort)
+        return new
+
+    def tag(self, repo_id: str, tag: str, commit: str) -> None:
+        check_ref_name(tag, "tag")
+        target = self.resolve(repo_id, commit)
+        repo = self.mirror.repo(repo_id)
+        self._push(repo_id, repo, [f"{target}:refs/tags/{tag}"], what=f"tag {tag}",
+                   hint="tags never move: publish a new version tag instead")
+        repo.update_ref(f"refs/tags/{tag}", target, None, f"tag {tag}")
+
+    def _push(self, repo_id: str, repo: GitRepo, refspecs: list[str], *options: str, what: str,
+              hint: str = "another upload may have finished first; run the upload again") -> None:
+        url = self.remote_url(repo_id)
+        proc = repo.git("push", "--quiet", "--atomic", "--porcelain", *options, url, *refspecs,
+                        check=False)
+        if proc.returncode != 0:
+            out = (proc.stdout + proc.stderr).decode(errors="replace").strip()
+            raise HubError(f"push of {what} of {repo_id} to {url} was rejected:\n{out}", hint=hint)

@@ -1,0 +1,221 @@
+"""One bare git repository, driven through git plumbing (used by the local and remote hubs).
+
+Why not ``kernelkit.util.run.run``: these commands exchange *binary* data with git (blob bytes
+from ``cat-file --batch``, NUL-separated listings) and their stdout is parsed, so stdout must be
+bytes and stderr must stay apart. :meth:`GitRepo.git` is the hub's equivalent of ``run``: it logs
+the command on the same logger and raises the same :class:`~kernelkit.errors.CommandError`.
+
+Each method runs one git process (``calls`` counts them, so tests can hold the count down).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from kernelkit.errors import CommandError, HubError
+from kernelkit.util.fs import temp_sibling
+
+log = logging.getLogger("kernelkit.run")
+
+ZERO_ID = "0" * 40
+_CHUNK = 1 << 20
+DEFAULT_IDENTITY = ("kernelkit", "kernelkit@localhost")
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    path: str
+    mode: str
+    oid: str
+    size: int
+
+
+class GitRepo:
+    """A bare repository at ``git_dir``."""
+
+    def __init__(self, git_dir: Path, identity: tuple[str, str] = DEFAULT_IDENTITY) -> None:
+        self.git_dir = git_dir
+        self.identity = identity
+        self.calls = 0
+
+    # --- running git -----------------------------------------------------------------------
+
+    def _env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        name, email = self.identity
+        env = dict(os.environ)
+        env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_AUTHOR_NAME=name,
+                   GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+        env.pop("GIT_DIR", None)
+        env.pop("GIT_INDEX_FILE", None)
+        env.update(extra or {})
+        return env
+
+    def argv(self, args: Sequence[str]) -> list[str]:
+        return ["git", f"--git-dir={self.git_dir}", *args]
+
+    def git(self, *args: str, input: bytes | None = None, check: bool = True,
+            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git --git-dir=<repo> <args>``; bytes out, stderr kept apart."""
+        argv = self.argv(args)
+        log.debug("run: %s", " ".join(argv))
+        self.calls += 1
+        proc = subprocess.run(argv, input=input, capture_output=True, env=self._env(env))
+        if check and proc.returncode != 0:
+            raise CommandError(argv, proc.returncode, proc.stderr.decode(errors="replace"),
+                               what=f"git {args[0]}")
+        return proc
+
+    # --- existence -------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.git_dir / "HEAD").is_file() and (self.git_dir / "objects").is_dir()
+
+    def init(self) -> None:
+        """Create the bare repository atomically (built in a temporary sibling, then renamed)."""
+        if self.exists():
+            return
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = temp_sibling(self.git_dir, "init")
+        self.calls += 1
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp)], check=True,
+                       capture_output=True, env=self._env())
+        try:
+            os.rename(tmp, self.git_dir)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)  # someone else created it first
+            if not self.exists():
+                raise
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def refs(self) -> tuple[dict[str, str], dict[str, str]]:
+        """``(branches, tags)``, each name -> commit id (annotated tags peeled)."""
+        out = self.git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
+                       "refs/heads", "refs/tags").stdout.decode()
+        branches: dict[str, str] = {}
+        tags: dict[str, str] = {}
+        for line in out.splitlines():
+            ref, oid, peeled = line.split("\0")
+            if ref.startswith("refs/heads/"):
+                branches[ref[len("refs/heads/"):]] = oid
+            elif ref.startswith("refs/tags/"):
+                tags[ref[len("refs/tags/"):]] = peeled or oid
+        return branches, tags
+
+    def lookup(self, names: Sequence[str]) -> list[tuple[str, str] | None]:
+        """Resolve each revision expression to ``(oid, type)``; ``None`` if missing/ambiguous.
+        One process for all names (``git cat-file --batch-check``)."""
+        data = "".join(f"{n}\n" for n in names).encode()
+        out = self.git("cat-file", "--batch-check", input=data).stdout.decode().splitlines()
+        result: list[tuple[str, str] | None] = []
+        for line in out:
+            parts = line.split(" ")
+            ok = len(parts) == 3 and parts[2].isdigit() and parts[1] != "missing"
+            result.append((parts[0], parts[1]) if ok else None)
+        return result
+
+    def ls_tree(self, commit: str) -> list[TreeEntry]:
+        """Every blob (recursively) at ``commit``, with its mode, blob id and size."""
+        out = self.git("ls-tree", "-r", "-l", "-z", "--full-tree", commit).stdout
+        entries = []
+        for rec in out.split(b"\0"):
+            if not rec:
+                continue
+            meta, _, path = rec.partition(b"\t")
+            mode, typ, oid, size = meta.decode().split()
+            if typ == "blob":
+                entries.append(TreeEntry(path.decode(), mode, oid, int(size)))
+        return entries
+
+    def cat_blob(self, spec: str) -> bytes | None:
+        """Bytes of the blob ``<commit>:<path>``; ``None`` if there is none."""
+        proc = self.git("cat-file", "blob", spec, check=False)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def write_blobs(self, commit: str, items: Iterable[tuple[str, Path]]) -> None:
+        """Write ``<commit>:<path>`` to each target file; one ``cat-file --batch`` process.
+
+        Each file is written to a temporary sibling and renamed into place; a missing path
+        raises ``HubError`` naming it."""
+        argv = self.argv(["cat-file", "--batch"])
+        log.debug("run: %s", " ".join(argv))
+        self.calls += 1
+        with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env=self._env()) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                for path, target in items:
+                    proc.stdin.write(f"{commit}:{path}\n".encode())
+                    proc.stdin.flush()
+                    _copy_one(proc.stdout, path, commit, target)
+            finally:
+                proc.stdin.close()
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def hash_files(self, files: Sequence[Path]) -> list[str]:
+        """Store each file as a blob (``hash-object -w``); return the blob ids, in order."""
+        if not files:
+            return []
+        names = [str(Path(f).resolve()) for f in files]
+        if any("\n" in n for n in names):
+            raise HubError("cannot publish a file whose local path contains a newline")
+        data = "".join(f"{n}\n" for n in names).encode()
+        out = self.git("hash-object", "-w", "--no-filters", "--stdin-paths", input=data).stdout
+        oids = out.decode().split()
+        if len(oids) != len(files):
+            raise HubError(f"git hash-object returned {len(oids)} ids for {len(files)} files")
+        return oids
+
+    def write_tree(self, entries: Iterable[tuple[str, str, str]]) -> str:
+        """Tree id of ``(mode, oid, path)`` entries, built in a temporary index file."""
+        data = b"".join(f"{mode} {oid}\t{path}".encode() + b"\0" for mode, oid, path in entries)
+        with tempfile.TemporaryDirectory(prefix="kernelkit-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.git("update-index", "-z", "--index-info", input=data, env=env)
+            return self.git("write-tree", env=env).stdout.decode().strip()
+
+    def commit_tree(self, tree: str, parent: str | None, message: str) -> str:
+        args = ["commit-tree", tree, *(["-p", parent] if parent else []), "-F", "-"]
+        return self.git(*args, input=message.encode()).stdout.decode().strip()
+
+    def update_ref(self, ref: str, new: str, old: str | None, message: str = "") -> str | None:
+        """Compare-and-swap ``ref`` from ``old`` (``None``: must not exist) to ``new``.
+        Returns ``None`` on success, else git's explanation."""
+        proc = self.git("update-ref", "-m", message or "kernelkit", ref, new, old or ZERO_ID,
+                        check=False)
+        return None if proc.returncode == 0 else proc.stderr.decode(errors="replace").strip()
+
+
+def _copy_one(stream: IO[bytes], path: str, commit: str, target: Path) -> None:
+    read = stream.read
+    header = stream.readline().decode(errors="replace").split()
+    if len(header) != 3 or header[1] != "blob":
+        raise HubError(f"{path} does not exist at commit {commit}",
+                       hint="list the files of that revision; the path may be misspelled")
+    left = int(header[2])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temp_sibling(target, "incomplete")
+    try:
+        with open(tmp, "wb") as fh:
+            while left:
+                chunk = read(min(left, _CHUNK))
+                if not chunk:
+                    raise HubError(f"git cat-file ended early while reading {path}")
+                fh.write(chunk)
+                left -= len(chunk)
+        read(1)  # the newline after each object
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

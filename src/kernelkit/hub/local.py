@@ -1,0 +1,205 @@
+"""The local hub: a directory holding one bare git repository per kernel.
+
+``<root>/<org>/<name>.git`` is created on the first publish. Revisions are real commit ids,
+versions real branches (``v1``) and tags (``v1.2.0``); anything git can read can read it
+(``git clone <root>/<org>/<name>.git``).
+
+Publishing is atomic: the new tree is built from blobs with plumbing in a temporary index and
+the branch moves with one compare-and-swap ``git update-ref``. A crash before that leaves only
+unreferenced objects; readers see the old commit or the new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from kernelkit.errors import HubError, RevisionNotFoundError
+from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo, TreeEntry
+from kernelkit.hub.names import (
+    check_ref_name,
+    check_repo_id,
+    check_repo_path,
+    is_full_commit_id,
+    is_hex_prefix,
+    is_ref_name,
+    normalize_dir,
+    under_prefixes,
+)
+from kernelkit.hub.port import FileEntry, Refs
+
+FILE_MODE = "100644"
+
+
+class LocalGitHub:
+    """A hub backed by a directory of bare git repositories (see module docstring)."""
+
+    def __init__(self, root: Path, *, identity: tuple[str, str] = DEFAULT_IDENTITY) -> None:
+        self.root = Path(root)
+        self.identity = identity
+        self._trees: dict[tuple[str, str], list[TreeEntry]] = {}
+        self._repos: dict[str, GitRepo] = {}
+
+    def __repr__(self) -> str:
+        return f"LocalGitHub({str(self.root)!r})"
+
+    @property
+    def git_calls(self) -> int:
+        """How many git processes this hub has run (for tests and benchmarks)."""
+        return sum(r.calls for r in self._repos.values())
+
+    # --- repositories ----------------------------------------------------------------------
+
+    def repo_path(self, repo_id: str) -> Path:
+        org, name = check_repo_id(repo_id)
+        return self.root / org / f"{name}.git"
+
+    def repo(self, repo_id: str) -> GitRepo:
+        """The repository of ``repo_id`` (it may not exist yet)."""
+        if repo_id not in self._repos:
+            self._repos[repo_id] = GitRepo(self.repo_path(repo_id), self.identity)
+        return self._repos[repo_id]
+
+    def _existing(self, repo_id: str) -> GitRepo:
+        repo = self.repo(repo_id)
+        if not repo.exists():
+            raise HubError(
+                f"kernel repository {repo_id} not found in the hub at {self.root}",
+                hint=f"publish it first: `kernelkit upload --repo-id {repo_id} --hub {self.root}`",
+            )
+        return repo
+
+    def repo_exists(self, repo_id: str) -> bool:
+        return self.repo(repo_id).exists()
+
+    def list_repos(self) -> list[str]:
+        """Every repository id in the hub, sorted."""
+        if not self.root.is_dir():
+            return []
+        return sorted(f"{d.parent.name}/{d.name[:-4]}" for d in self.root.glob("*/*.git")
+                      if GitRepo(d).exists())
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def list_refs(self, repo_id: str) -> Refs:
+        branches, tags = self._existing(repo_id).refs()
+        return Refs(branches=branches, tags=tags)
+
+    def resolve(self, repo_id: str, revision: str) -> str:
+        """Branch, then tag, then (short, >= 4 hex, unique) commit id; one git process."""
+        repo = self._existing(repo_id)
+        names: list[str] = []
+        if is_ref_name(revision):
+            names += [f"refs/heads/{revision}^{{commit}}", f"refs/tags/{revision}^{{commit}}"]
+        if is_hex_prefix(revision):
+            names.append(f"{revision}^{{commit}}")
+        for found in repo.lookup(names) if names else []:
+            if found is not None and found[1] == "commit":
+                return found[0]
+        raise self._not_found(repo_id, revision)
+
+    def _not_found(self, repo_id: str, revision: str) -> RevisionNotFoundError:
+        refs = self.list_refs(repo_id)
+        available = [*sorted(refs.branches), *sorted(refs.tags)]
+        return RevisionNotFoundError(repo_id, revision, available)
+
+    def _tree(self, repo_id: str, commit: str) -> list[TreeEntry]:
+        key = (repo_id, commit)
+        if key not in self._trees:
+            repo = self._existing(repo_id)
+            if not is_full_commit_id(commit):
+                commit = self.resolve(repo_id, commit)
+                key = (repo_id, commit)
+            if key not in self._trees:
+                self._trees[key] = repo.ls_tree(commit)
+        return self._trees[key]
+
+    def list_files(self, repo_id: str, commit: str, path: str = "") -> list[FileEntry]:
+        prefix = normalize_dir(path)
+        return [FileEntry(e.path, e.size, e.oid) for e in self._tree(repo_id, commit)
+                if not prefix or e.path == prefix or e.path.startswith(prefix + "/")]
+
+    def list_dirs(self, repo_id: str, commit: str, path: str = "build") -> list[str]:
+        prefix = normalize_dir(path)
+        start = len(prefix) + 1 if prefix else 0
+        names = {e.path[start:].split("/", 1)[0] for e in self._tree(repo_id, commit)
+                 if e.path.startswith(prefix + "/" if prefix else "") and "/" in e.path[start:]}
+        return sorted(names)
+
+    def read_file(self, repo_id: str, commit: str, path: str) -> bytes | None:
+        return self._existing(repo_id).cat_blob(f"{commit}:{check_repo_path(path)}")
+
+    def fetch(self, repo_id: str, commit: str, paths: list[str], dest: Path) -> None:
+        """All ``paths`` in one ``git cat-file --batch`` process; each file written atomically."""
+        repo = self._existing(repo_id)
+        items = [(check_repo_path(p), Path(dest) / p) for p in paths]
+        if items:
+            repo.write_blobs(commit, items)
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
+                delete_prefixes: tuple[str, ...] = (),
+                message: str = "Upload with kernelkit") -> str:
+        check_ref_name(branch, "branch")
+        for p in files:
+            check_repo_path(p)
+        repo = self.repo(repo_id)
+        repo.init()
+        old, new = self.build_commit(repo, branch, files, delete_prefixes, message)
+        if new == old:
+            return new
+        why = repo.update_ref(f"refs/heads/{branch}", new, old, message)
+        if why is not None:
+            raise HubError(
+                f"publish to {repo_id} branch {branch} lost a race: the branch moved "
+                f"while this upload was being prepared ({why})",
+                hint="another upload finished first; run the upload again",
+            )
+        return new
+
+    def build_commit(self, repo: GitRepo, branch: str, files: Mapping[str, Path],
+                     delete_prefixes: tuple[str, ...], message: str) -> tuple[str | None, str]:
+        """Write the objects of the next commit of ``branch`` without moving any ref.
+
+        Returns ``(old, new)``; ``new == old`` when the tree would not change."""
+        found = repo.lookup([f"refs/heads/{branch}^{{commit}}", f"refs/heads/{branch}^{{tree}}"])
+        old = found[0][0] if found[0] else None
+        old_tree = found[1][0] if found[1] else None
+        entries: dict[str, tuple[str, str]] = {}
+        if old is not None:
+            entries = {e.path: (e.mode, e.oid) for e in repo.ls_tree(old)
+                       if not under_prefixes(e.path, delete_prefixes)}
+        names = sorted(files)
+        for name, oid in zip(names, repo.hash_files([files[n] for n in names]), strict=True):
+            entries[name] = (FILE_MODE, oid)
+        _check_no_file_dir_clash(entries)
+        tree = repo.write_tree((m, o, p) for p, (m, o) in sorted(entries.items()))
+        if old is not None and tree == old_tree:
+            return old, old
+        return old, repo.commit_tree(tree, old, message)
+
+    def tag(self, repo_id: str, tag: str, commit: str) -> None:
+        check_ref_name(tag, "tag")
+        repo = self._existing(repo_id)
+        target = self.resolve(repo_id, commit)
+        why = repo.update_ref(f"refs/tags/{tag}", target, None, f"tag {tag}")
+        if why is None:
+            return
+        current = repo.lookup([f"refs/tags/{tag}^{{commit}}"])[0]
+        if current is not None and current[0] == target:
+            return
+        raise HubError(
+            f"tag {tag} of {repo_id} already points to "
+            f"{current[0] if current else 'another object'}; tags never move",
+            hint="publish a new version tag (e.g. bump the patch number) instead",
+        )
+
+
+def _check_no_file_dir_clash(entries: Mapping[str, object]) -> None:
+    """A path cannot be both a file and a directory in one tree."""
+    dirs = {p.rsplit("/", i)[0] for p in entries for i in range(1, p.count("/") + 1)}
+    clash = sorted(dirs & set(entries))
+    if clash:
+        raise HubError(f"{clash[0]} would be both a file and a directory in the new tree",
+                       hint="delete the old file (or directory) with delete_prefixes first")

@@ -1,0 +1,74 @@
+"""Validation of the names the hub accepts: repository ids, branch/tag names, repo paths.
+
+Checked in Python before any git process runs, so a bad name is a clear ``HubError`` and never
+reaches git as an option or a revision expression (``HEAD~1``, ``:path``, ``--upload-pack``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kernelkit.errors import HubError
+
+_REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REF_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]*$")
+_HEX = re.compile(r"^[0-9a-f]{4,64}$")
+_FULL_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+SEMVER_TAG = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+VERSION_BRANCH = re.compile(r"^v(0|[1-9][0-9]*)$")
+
+
+def check_repo_id(repo_id: str) -> tuple[str, str]:
+    """``org/name`` -> ``(org, name)``; ``HubError`` for anything else."""
+    parts = repo_id.split("/") if isinstance(repo_id, str) else []
+    if len(parts) != 2 or not all(_REPO_PART.match(p) and not p.endswith(".git") for p in parts):
+        raise HubError(
+            f"invalid repository id {repo_id!r}",
+            hint="use <org>/<name> with letters, digits, '.', '_' and '-' (e.g. my-org/relu)",
+        )
+    return parts[0], parts[1]
+
+
+def is_ref_name(name: str) -> bool:
+    """A safe branch or tag name: ``/``-separated parts, no ``..``, no ``.lock`` suffix."""
+    if not name or len(name) > 200 or ".." in name:
+        return False
+    return all(_REF_PART.match(p) and not p.endswith((".lock", ".")) for p in name.split("/"))
+
+
+def check_ref_name(name: str, what: str = "branch") -> str:
+    if not is_ref_name(name):
+        raise HubError(
+            f"invalid {what} name {name!r}",
+            hint=f"a {what} name uses letters, digits, '.', '_', '+', '-' and '/' (e.g. v1)",
+        )
+    return name
+
+
+def is_hex_prefix(text: str) -> bool:
+    """Could ``text`` be a (short) commit id: 4 to 64 lowercase hex digits."""
+    return bool(_HEX.match(text))
+
+
+def is_full_commit_id(text: str) -> bool:
+    return bool(_FULL_ID.match(text))
+
+
+def check_repo_path(path: str) -> str:
+    """A file path inside a repository: relative POSIX, no empty/``.``/``..``/``.git`` parts."""
+    parts = path.split("/")
+    if (not path or "\n" in path or "\0" in path or "\\" in path
+            or any(p in ("", ".", "..", ".git") for p in parts)):
+        raise HubError(f"invalid path in repository: {path!r}",
+                       hint="repository paths are relative, '/'-separated, without '..'")
+    return path
+
+
+def under_prefixes(path: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether ``path`` starts with one of ``prefixes`` (plain string prefixes; "" = all)."""
+    return any(path.startswith(p) for p in prefixes)
+
+
+def normalize_dir(path: str) -> str:
+    """``"build/"`` / ``"/build"`` / ``"build"`` -> ``"build"``; ``""`` stays ``""``."""
+    return path.strip("/")

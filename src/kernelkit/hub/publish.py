@@ -1,0 +1,220 @@
+"""``kernelkit upload``: publish a build tree to a hub (upstream-builder.md §7.1).
+
+Plan, then act: :func:`plan_upload` reads and verifies the build tree and works out the repo id,
+branch and the exact files (a value you can print and test); :func:`upload` publishes it.
+
+Hub layout of a version branch: ``build/<variant>/...`` for every variant, ``benchmarks/
+benchmark*.py`` from the project, and ``README.md`` from the project's ``CARD.md``. Uploaded
+variants replace ``build/<variant>/`` wholly; on an existing branch the other variants stay
+(upstream rule); a new branch holds only what is uploaded. ``main`` gets the same README.md.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelkit.artifact.digest import variant_files
+from kernelkit.artifact.layout import discover_variants
+from kernelkit.artifact.metadata import Metadata
+from kernelkit.errors import HubError, IntegrityError, KernelkitError
+from kernelkit.hub.names import SEMVER_TAG, VERSION_BRANCH, check_ref_name, check_repo_id
+from kernelkit.hub.port import Hub
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_MESSAGE = "Uploaded using `kernelkit`."
+_METADATA_FILES = ("metadata.json", "metadata.json.sigstore")
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    repo_id: str
+    branch: str
+    variants: tuple[str, ...]
+    files: dict[str, Path]  # repo path -> local file
+    readme: Path | None  # README.md source (already rendered), also published to main
+    version: int
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UploadResult:
+    repo_id: str
+    branch: str
+    commit: str
+    tag: str | None
+    variants: tuple[str, ...]
+    changed: bool
+    main_commit: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+
+# --- planning ------------------------------------------------------------------------------
+
+
+def _find_project(path: Path, build_root: Path) -> Path | None:
+    for cand in (path, build_root.parent, path.parent):
+        if (cand / "build.toml").is_file():
+            return cand
+    return None
+
+
+def _read_hub_config(project: Path | None) -> dict[str, Any]:
+    if project is None:
+        return {}
+    manifest = project / "build.toml"
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise KernelkitError(f"{manifest}: cannot read build.toml ({exc})",
+                             hint="fix build.toml or pass --repo-id and --branch") from None
+    general = data.get("general", {})
+    hub = general.get("hub", {}) if isinstance(general, dict) else {}
+    return {"license": general.get("license"), **(hub if isinstance(hub, dict) else {})}
+
+
+def verify_variant(vdir: Path) -> Metadata:
+    """Read ``metadata.json`` and check every file against its digest (``IntegrityError``)."""
+    meta = Metadata.read(vdir / "metadata.json")
+    if meta.digest is None:
+        raise IntegrityError(vdir / "metadata.json", "a digest of the variant's files", "none",
+                             hint="the variant is not sealed: rebuild it with `kernelkit build`")
+    problems = meta.digest.verify(vdir)
+    if problems:
+        first = problems[0]
+        listed = "; ".join(str(p) for p in problems[:5])
+        raise IntegrityError(
+            vdir / first.path, first.expected or "no such file", first.actual or "missing",
+            hint=f"variant {vdir.name} does not match its metadata.json digest ({listed}); "
+                 "nothing was published: rebuild the variant with `kernelkit build`",
+        )
+    return meta
+
+
+def _choose_branch(branch: str | None, config: dict[str, Any], metas: dict[str, Metadata]) -> int:
+    versions = {m.version for m in metas.values()}
+    if len(versions) > 1 and not (branch or config.get("branch")):
+        detail = ", ".join(f"{v}: version {m.version}" for v, m in metas.items())
+        raise KernelkitError(f"found multiple versions in build variants ({detail})",
+                             hint="rebuild every variant from one build.toml, or pass --branch")
+    return max(versions)
+
+
+def _card(project: Path | None, build_root: Path) -> Path | None:
+    for cand in ([project / "CARD.md"] if project else []) + [build_root / "CARD.md"]:
+        if cand.is_file():
+            return cand
+    return None
+
+
+def render_card(text: str, values: dict[str, str]) -> str:
+    """Fill ``{{ repo_id }}``-style placeholders whose name is in ``values``; keep the rest."""
+    def sub(m: re.Match[str]) -> str:
+        return values.get(m.group(1), m.group(0))
+    return re.sub(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", sub, text)
+
+
+def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = None,
+                staging: Path) -> UploadPlan:
+    """Discover and verify the variants under ``path``; the README is rendered into
+    ``staging`` (a scratch directory the caller owns)."""
+    tree = discover_variants(path)
+    if tree is None:
+        raise KernelkitError(f"no build variants found under {path} (looked in result/, build/ "
+                             "and the directory itself)", hint="build the kernel first")
+    project = _find_project(path, tree.root)
+    config = _read_hub_config(project)
+    repo_id = repo_id or config.get("repo-id")
+    if not repo_id:
+        raise KernelkitError("no repository id: pass --repo-id ORG/NAME or set "
+                             f"[general.hub] repo-id in {project or path}/build.toml")
+    check_repo_id(repo_id)
+    metas = {v.name: verify_variant(v) for v in tree.variants}
+    version = _choose_branch(branch, config, metas)
+    branch = check_ref_name(branch or config.get("branch") or f"v{version}", "branch")
+    files: dict[str, Path] = {}
+    for vdir in tree.variants:
+        for rel, p in variant_files(vdir):
+            files[f"build/{vdir.name}/{rel}"] = p
+        for name in _METADATA_FILES:
+            if (vdir / name).is_file():
+                files[f"build/{vdir.name}/{name}"] = vdir / name
+    if project is not None and (project / "benchmarks").is_dir():
+        for bench in sorted((project / "benchmarks").glob("benchmark*.py")):
+            if bench.is_file():
+                files[f"benchmarks/{bench.name}"] = bench
+    readme = _stage_readme(project, tree.root, staging, repo_id, version, config)
+    if readme is not None:
+        files["README.md"] = readme
+    warnings = tuple(f"variant {v} was built from a dirty tree (uncommitted changes)"
+                     for v, m in metas.items() if m.provenance and m.provenance.dirty)
+    return UploadPlan(repo_id, branch, tuple(metas), files, readme, version, warnings)
+
+
+def _stage_readme(project: Path | None, build_root: Path, staging: Path, repo_id: str,
+                  version: int, config: dict[str, Any]) -> Path | None:
+    card = _card(project, build_root)
+    if card is None:
+        return None
+    values = {"repo_id": repo_id, "version": str(version),
+              "name": repo_id.split("/")[1], "license": str(config.get("license") or "")}
+    out = staging / "README.md"
+    out.write_text(render_card(card.read_text(encoding="utf-8"), values), encoding="utf-8")
+    return out
+
+
+# --- acting --------------------------------------------------------------------------------
+
+
+def check_tag(tag: str, branch: str) -> str:
+    """A release tag must be ``v<major>.<minor>.<patch>`` whose major is the branch's version."""
+    m = SEMVER_TAG.match(tag)
+    if not m:
+        raise HubError(f"invalid release tag {tag!r}",
+                       hint="use v<major>.<minor>.<patch>, e.g. v1.2.0")
+    b = VERSION_BRANCH.match(branch)
+    if not b:
+        raise HubError(f"tag {tag} needs a version branch (v<major>), not {branch!r}",
+                       hint="upload to a branch such as v1, or drop --tag")
+    if m.group(1) != b.group(1):
+        raise HubError(f"tag {tag} has major version {m.group(1)} but the branch is {branch}",
+                       hint=f"use a tag v{b.group(1)}.<minor>.<patch>, or upload to v{m.group(1)}")
+    return tag
+
+
+def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | None = None,
+           tag: str | None = None, message: str | None = None) -> UploadResult:
+    """Verify the build tree at ``path`` and publish it to ``hub`` (see module docstring)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kernelkit-upload-") as tmp:
+        plan = plan_upload(Path(path), repo_id=repo_id, branch=branch, staging=Path(tmp))
+        if tag is not None:
+            check_tag(tag, plan.branch)
+        return _publish(plan, hub, tag, message or DEFAULT_MESSAGE)
+
+
+def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> UploadResult:
+    exists = hub.repo_exists(plan.repo_id)
+    old = hub.list_refs(plan.repo_id).branches.get(plan.branch) if exists else None
+    if old is None:
+        prefixes: tuple[str, ...] = ("build/", "benchmarks/")
+    else:
+        prefixes = tuple(f"build/{v}/" for v in plan.variants) + ("benchmarks/benchmark",)
+    commit = hub.publish(plan.repo_id, plan.branch, plan.files, delete_prefixes=prefixes,
+                         message=message)
+    main_commit = None
+    if plan.readme is not None and plan.branch != "main":
+        main_commit = hub.publish(plan.repo_id, "main", {"README.md": plan.readme},
+                                  message=message)
+    if tag is not None:
+        hub.tag(plan.repo_id, tag, commit)
+    return UploadResult(plan.repo_id, plan.branch, commit, tag, plan.variants,
+                        changed=commit != old, main_commit=main_commit, warnings=plan.warnings)
