@@ -1,0 +1,219 @@
+"""What this machine is: torch version and ABI, backend, CPU and OS (upstream-loader.md §2.1).
+
+``detect_system`` imports torch lazily (inside the function) and only when it is installed;
+without torch it falls back to probing the CUDA runtime library, as upstream does.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import logging
+import platform
+import sys
+import sysconfig
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kernelkit.errors import KernelkitError
+
+log = logging.getLogger(__name__)
+
+#: backends whose compute tag carries a version (``cu130``, ``rocm70``, ``xpu20253``, ``cann80``)
+VERSIONED_BACKENDS = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu", "cann": "cann"}
+
+
+class InvalidBackendError(KernelkitError, ValueError):
+    """``backend=`` names a backend this machine cannot use (a ``ValueError``, as upstream)."""
+
+    def __init__(self, backend: str, supported: list[str]) -> None:
+        self.backend = backend
+        self.supported = supported
+        super().__init__(
+            f"Invalid backend {backend!r}, system supported backends: {', '.join(supported)}",
+            hint="pass one of the supported backends, or leave `backend` unset to auto-detect",
+        )
+
+
+@dataclass(frozen=True)
+class System:
+    """The facts variant choice depends on. Versions are ``(major, minor)``."""
+
+    torch_version: tuple[int, int] | None
+    cxx11_abi: bool | None
+    backend: str  # cpu, cuda, rocm, xpu, metal, neuron, tpu, cann
+    backend_version: tuple[int, int] | None
+    cpu: str
+    os: str
+    tvm_ffi_version: tuple[int, int] | None = None
+    macos_version: tuple[int, int] | None = None
+    free_threaded: bool = False
+
+    @property
+    def compute_tag(self) -> str:
+        """The backend as it appears in variant names: ``cu130``, ``rocm70``, ``cpu``, ..."""
+        prefix = VERSIONED_BACKENDS.get(self.backend)
+        if prefix is None or self.backend_version is None:
+            return self.backend
+        return f"{prefix}{self.backend_version[0]}{self.backend_version[1]}"
+
+    def describe(self) -> str:
+        """One line, e.g. ``torch 2.13 (cxx11 ABI), backend cpu, x86_64-linux``."""
+        torch = "no torch" if self.torch_version is None else f"torch {_dot(self.torch_version)}"
+        if self.cxx11_abi is not None:
+            torch += " (cxx11 ABI)" if self.cxx11_abi else " (pre-cxx11 ABI)"
+        backend = self.backend
+        if self.backend_version is not None:
+            backend += f" {_dot(self.backend_version)}"
+        parts = [torch, f"backend {backend}", f"{self.cpu}-{self.os}"]
+        if self.tvm_ffi_version is not None:
+            parts.append(f"tvm-ffi {_dot(self.tvm_ffi_version)}")
+        if self.macos_version is not None:
+            parts.append(f"macOS {_dot(self.macos_version)}")
+        if self.free_threaded:
+            parts.append("free-threaded Python")
+        return ", ".join(parts)
+
+
+def detect_system(backend: str | None = None) -> System:
+    """Describe this machine; ``backend`` (``"cpu"`` or the detected backend's name) overrides
+    the detected backend, anything else raises :class:`InvalidBackendError`."""
+    detected = _detect_cached()
+    return select_backend(detected, backend)
+
+
+def select_backend(detected: System, backend: str | None) -> System:
+    """Apply a ``backend=`` override to a detected system (upstream ``_select_backend``)."""
+    if backend is None or backend == detected.backend:
+        return detected
+    if backend == "cpu":
+        return replace(detected, backend="cpu", backend_version=None)
+    supported = ["cpu"] if detected.backend == "cpu" else ["cpu", detected.backend]
+    raise InvalidBackendError(backend, supported)
+
+
+@functools.lru_cache(maxsize=1)
+def _detect_cached() -> System:
+    # The machine does not change while the process runs; torch cannot be swapped either.
+    return _detect()
+
+
+def _detect() -> System:
+    cpu, os_name, macos = _platform()
+    torch_version: tuple[int, int] | None = None
+    cxx11: bool | None = None
+    if sys.modules.get("torch") is not None or importlib.util.find_spec("torch") is not None:
+        import torch
+
+        torch_version = _major_minor(torch.__version__)
+        cxx11 = bool(torch.compiled_with_cxx11_abi()) if os_name == "linux" else None
+        backend, bversion = _torch_backend(torch)
+    else:
+        backend, bversion = _cudart_backend()
+    return System(
+        torch_version=torch_version,
+        cxx11_abi=cxx11,
+        backend=backend,
+        backend_version=bversion,
+        cpu=cpu,
+        os=os_name,
+        tvm_ffi_version=_tvm_ffi_version(),
+        macos_version=macos,
+        free_threaded=bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    )
+
+
+def _platform() -> tuple[str, str, tuple[int, int] | None]:
+    cpu = platform.machine()
+    os_name = platform.system().lower()
+    macos: tuple[int, int] | None = None
+    if os_name == "darwin":
+        cpu = "aarch64" if cpu == "arm64" else cpu
+        release = platform.mac_ver()[0]
+        macos = _major_minor(release) if release else None
+    elif os_name == "windows":
+        cpu = "x86_64" if cpu == "AMD64" else cpu
+    return cpu, os_name, macos
+
+
+def _torch_backend(torch: Any) -> tuple[str, tuple[int, int] | None]:
+    """Upstream's detection order: TPU, Neuron, CUDA, ROCm, Metal, XPU, NPU (CANN), CPU."""
+    if hasattr(torch.backends, "tpu"):
+        return "tpu", None
+    if hasattr(torch, "neuron"):
+        return "neuron", None  # a Neuron plugin may sit on a CUDA torch: checked first
+    if torch.version.cuda:
+        return "cuda", _major_minor(torch.version.cuda)
+    if torch.version.hip:
+        return "rocm", _major_minor(torch.version.hip.split("-")[0])
+    if torch.backends.mps.is_available():
+        return "metal", None
+    xpu = getattr(torch.version, "xpu", None)  # absent on torch <= 2.6
+    if xpu:
+        return "xpu", (int(xpu[0:4]), int(xpu[5:6]))  # "20250301" -> (2025, 3)
+    if torch._C._get_privateuse1_backend_name() == "npu":
+        return "cann", _cann_version()
+    return "cpu", None
+
+
+def _cann_version() -> tuple[int, int] | None:
+    try:
+        from torch_npu.utils.collect_env import get_cann_version  # type: ignore[import-not-found]
+
+        text = str(get_cann_version())
+        return int(text[0]), int(text[2])
+    except Exception as exc:  # the plugin's helper is best effort
+        log.warning("could not read the CANN version (%s); assuming none", exc)
+        return None
+
+
+def _cudart_backend() -> tuple[str, tuple[int, int] | None]:
+    """Without torch: ask the CUDA runtime library for its version, else CPU."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("cudart")
+    if name is None:
+        return "cpu", None
+    try:
+        lib = ctypes.CDLL(name)
+        value = ctypes.c_int(0)
+        rc = lib.cudaRuntimeGetVersion(ctypes.byref(value))
+    except (OSError, AttributeError) as exc:
+        log.warning("could not load the CUDA runtime (%s); using the CPU backend", exc)
+        return "cpu", None
+    if rc != 0:
+        log.warning("cudaRuntimeGetVersion failed with error %d; using the CPU backend", rc)
+        return "cpu", None
+    return "cuda", (value.value // 1000, (value.value % 1000) // 10)
+
+
+def _tvm_ffi_version() -> tuple[int, int] | None:
+    if "tvm_ffi" not in sys.modules and importlib.util.find_spec("tvm_ffi") is None:
+        return None
+    try:
+        import tvm_ffi  # type: ignore[import-not-found]
+
+        return _major_minor(str(tvm_ffi.__version__))
+    except Exception:  # a broken optional install must not break kernel loading
+        return None
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    """``"2.13.0+cpu"`` -> ``(2, 13)``; ``"13.0"`` -> ``(13, 0)``; ``"7.0.51831-a3e329ad8"``
+    -> ``(7, 0)``."""
+    parts = version.split("+")[0].split(".")
+    return int(_digits(parts[0])), int(_digits(parts[1])) if len(parts) > 1 else 0
+
+
+def _digits(text: str) -> str:
+    out = ""
+    for ch in text:
+        if not ch.isdigit():
+            break
+        out += ch
+    return out or "0"
+
+
+def _dot(version: tuple[int, int]) -> str:
+    return f"{version[0]}.{version[1]}"

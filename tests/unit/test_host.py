@@ -1,0 +1,112 @@
+"""Host detection: the real machine, and the backend override rules (upstream §2.1)."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from kernelkit.variants.host import InvalidBackendError, System, detect_system, select_backend
+
+
+def test_detect_matches_this_machine() -> None:
+    torch = pytest.importorskip("torch")
+    s = detect_system()
+    major, minor = (int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+    assert s.torch_version == (major, minor)
+    assert s.os == platform.system().lower()
+    assert s.cpu in ("x86_64", "aarch64")
+    if torch.version.cuda:
+        assert s.backend == "cuda"
+        assert s.compute_tag == "cu" + "".join(torch.version.cuda.split(".")[:2])
+    else:
+        assert s.backend == "cpu" and s.backend_version is None
+    if s.os == "linux":
+        assert s.cxx11_abi == bool(torch.compiled_with_cxx11_abi())
+
+
+def test_detect_backend_override() -> None:
+    s = detect_system()
+    assert detect_system("cpu").backend == "cpu"
+    assert detect_system("cpu").backend_version is None
+    assert detect_system(s.backend) == s
+    with pytest.raises(InvalidBackendError, match="Invalid backend 'xpu'"):
+        detect_system("xpu")
+
+
+@pytest.mark.parametrize(
+    "backend,ok", [("cpu", True), ("cuda", True), ("rocm", False), ("metal", False)]
+)
+def test_select_backend_on_cuda(backend: str, ok: bool) -> None:
+    cuda = System((2, 13), True, "cuda", (12, 8), "x86_64", "linux")
+    if ok:
+        assert select_backend(cuda, backend).backend == backend
+    else:
+        with pytest.raises(InvalidBackendError) as info:
+            select_backend(cuda, backend)
+        assert info.value.supported == ["cpu", "cuda"]
+        assert f"Invalid backend '{backend}', system supported backends: cpu, cuda" in str(
+            info.value
+        )
+
+
+def test_describe_and_compute_tag() -> None:
+    s = System((2, 14), True, "cuda", (13, 0), "x86_64", "linux")
+    assert s.compute_tag == "cu130"
+    assert s.describe() == "torch 2.14 (cxx11 ABI), backend cuda 13.0, x86_64-linux"
+    assert System(
+        None, None, "cpu", None, "aarch64", "darwin", macos_version=(26, 1)
+    ).describe() == ("no torch, backend cpu, aarch64-darwin, macOS 26.1")
+    assert System((2, 13), True, "xpu", (2025, 3), "x86_64", "linux").compute_tag == "xpu20253"
+
+
+def test_detect_cuda_torch_without_gpu() -> None:
+    """A CUDA build of torch selects the CUDA backend even with no GPU present (upstream rule)."""
+    cu_python = "/tmp/kk/cu/bin/python"
+    try:
+        out = subprocess.run(
+            [
+                cu_python,
+                "-c",
+                "import sys; sys.path.insert(0, sys.argv[1]);"
+                "from kernelkit.variants.host import detect_system; s = detect_system();"
+                "print(s.backend, s.compute_tag, s.torch_version)",
+                _src(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except FileNotFoundError:
+        pytest.skip("no CUDA torch environment at /tmp/kk/cu")
+    assert out.returncode == 0, out.stderr
+    backend, tag, _ = out.stdout.split(maxsplit=2)
+    assert backend == "cuda" and tag.startswith("cu")
+
+
+def test_detect_without_torch_is_cpu_or_cuda_runtime() -> None:
+    """Without torch, detection must not import it (it falls back to probing libcudart)."""
+    code = (
+        "import sys; from kernelkit.variants import host; s = host.detect_system();"
+        "print(s.torch_version, s.backend, 'torch' in sys.modules)"
+    )
+    # -S: no site-packages, so torch is not importable; only kernelkit's source is on the path
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": _src()},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "None"
+    assert out.stdout.split()[1] in ("cpu", "cuda")
+    assert out.stdout.split()[2] == "False"
+
+
+def _src() -> str:
+    import kernelkit
+
+    return str(__import__("pathlib").Path(kernelkit.__file__).parents[1])
