@@ -1,0 +1,34 @@
+"""``kernelkit to-wheel REPO --version V [--hub HUB] [--dest DIR]``: one wheel per variant."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "to-wheel",
+        help="convert every variant of a kernel version into an installable wheel",
+        description="Write one wheel per build variant. The torch build is in the local version "
+        "label (img2gray-1.2.0+torch213cpu-cp39-abi3-manylinux_2_28_x86_64.whl); pick yours "
+        "with `pip install --find-links DIR img2gray==1.2.0+torch213cpu`.",
+    )
+    p.add_argument("repo_id", help="kernel repository, org/name")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--version", help="major version (1) or specifier ('>=1.1,<2')")
+    g.add_argument("--revision", help="branch, tag or commit")
+    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    p.add_argument("--dest", type=Path, default=Path("dist"), help="output directory (dist)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernelkit.hub import open_hub
+    from kernelkit.wheel.api import kernel_to_wheels
+
+    built = kernel_to_wheels(args.repo_id, open_hub(args.hub), args.dest,
+                             version=args.version, revision=args.revision)
+    for w in built:
+        print(w.path)
+    return 0

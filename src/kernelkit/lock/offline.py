@@ -1,0 +1,70 @@
+"""Version and revision lookups from the cache alone (offline mode).
+
+The cache records the commit every branch/tag pointed to when it was last seen online
+(``<cache>/<org>--<name>/refs/<ref>``, see ``kernelkit.loader.cache``). Offline, those refs
+stand in for the hub's: ``v<N>`` names are major-version branches, ``v<x.y.z>`` names release
+tags, anything else a plain branch. Only refs whose commit has something in the cache are
+considered, so an offline load never picks a version it would then fail to find.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kernelkit.errors import OfflineError, RevisionNotFoundError
+from kernelkit.hub.port import Refs
+from kernelkit.loader.cache import RepoCache
+from kernelkit.lock.versions import Selected, VersionRequest, check_request, select
+
+_TAG_RE = re.compile(r"^v\d+\.\d+\.\d+")
+
+
+def _repo_cache(cache_dir: Path, repo_id: str) -> RepoCache:
+    return RepoCache.of(cache_dir, repo_id)
+
+
+def cached_refs(cache_dir: Path, repo_id: str, *, only_cached_commits: bool = True) -> Refs:
+    """The refs recorded in the cache, split into branches and (release) tags."""
+    cache = _repo_cache(cache_dir, repo_id)
+    have = set(cache.commits())
+    branches: dict[str, str] = {}
+    tags: dict[str, str] = {}
+    for ref, commit in cache.refs().items():
+        if only_cached_commits and commit not in have:
+            continue
+        (tags if _TAG_RE.match(ref) else branches)[ref] = commit
+    return Refs(branches=branches, tags=tags)
+
+
+def record_refs(cache_dir: Path, repo_id: str, refs: Refs) -> None:
+    """Remember every branch and tag of an online listing, for later offline lookups."""
+    cache = _repo_cache(cache_dir, repo_id)
+    for ref, commit in {**refs.branches, **refs.tags}.items():
+        cache.write_ref(ref, commit)
+
+
+def fetch_command(repo_id: str, revision: str | None, version: VersionRequest | None) -> str:
+    arg = f"version={version!r}" if version is not None else f"revision={revision!r}"
+    return f"python -c \"import kernelkit; kernelkit.get_kernel('{repo_id}', {arg})\""
+
+
+def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None,
+                   version: VersionRequest | None = None) -> Selected:
+    """``select`` over the cached refs; ``OfflineError`` that names what is missing."""
+    check_request(revision, version)
+    cache = _repo_cache(cache_dir, repo_id)
+    refs = cached_refs(cache_dir, repo_id)
+    asked = f"version {version!r}" if version is not None else f"revision {revision!r}"
+    try:
+        return select(refs, repo_id, revision=revision, version=version,
+                      known_commits=tuple(cache.commits()))
+    except (RevisionNotFoundError, ValueError) as exc:
+        known = ", ".join(sorted({**refs.branches, **refs.tags})) or "none"
+        raise OfflineError(
+            f"{asked} of {repo_id} is not in the local cache ({cache.root}) and offline mode is "
+            f"on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); cached refs: {known} ({exc})",
+            hint="go online once and fetch it, e.g. "
+                 f"`{fetch_command(repo_id, revision, version)}`, or for a locked project "
+                 "run `kernelkit download <project>`",
+        ) from None

@@ -1,0 +1,79 @@
+"""Verify a variant on disk against its ``kernels.lock`` hash (upstream ≤0.16 semantics).
+
+The hash of each file is its git blob id, or its SHA-256 for files the hub stores in LFS. Which
+files were LFS is known when the variant is listed on the hub; it is recorded next to the
+variant as ``build/.<variant>.lockcheck`` together with the stats of every file at the time of
+the last successful check, so a later load re-hashes only when a file changed (one ``stat`` per
+file otherwise). Without a record every file is taken as a plain git blob (true on git hubs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kernelkit.errors import IntegrityError, LockError
+from kernelkit.hub.port import FileEntry
+from kernelkit.lock.hashing import hash_variant_dir, lfs_paths
+from kernelkit.lock.lockfile import KernelLock
+from kernelkit.util.fs import atomic_write_text
+
+
+class LockMismatchError(IntegrityError, LockError):
+    """The files of a variant do not hash to the value in ``kernels.lock``."""
+
+
+def record_path(variant_dir: Path) -> Path:
+    return variant_dir.parent / f".{variant_dir.name}.lockcheck"
+
+
+def _read_record(variant_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(record_path(variant_dir).read_bytes())
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def record_lfs(variant_dir: Path, entries: Iterable[FileEntry]) -> None:
+    """Remember which files of the variant are LFS files (from a hub listing of ``build/``)."""
+    lfs = lfs_paths(entries, variant_dir.name)
+    if _read_record(variant_dir).get("lfs", []) != lfs or not record_path(variant_dir).exists():
+        atomic_write_text(record_path(variant_dir), json.dumps({"lfs": lfs}))
+
+
+def _scan(variant_dir: Path) -> dict[str, list[int]]:
+    from kernelkit.loader.verify import scan
+
+    return scan(variant_dir)
+
+
+def verify_locked_variant(variant_dir: Path, lock: KernelLock, variant: str | None = None) -> str:
+    """Raise unless the files of ``variant_dir`` hash to the lock's value; return the hash."""
+    variant = variant or variant_dir.name
+    entry = lock.variants.get(variant)
+    where = f"{lock.repo_id}@{lock.sha[:12]} build/{variant}"
+    if entry is None:
+        raise LockError(
+            f"No lock found for build variant: {variant} ({lock.repo_id} at {lock.sha}); "
+            f"locked variants: {', '.join(sorted(lock.variants)) or 'none'}",
+            hint="re-run `kernelkit lock <project>` (with --refresh) to lock every variant",
+        )
+    record = _read_record(variant_dir)
+    stats = _scan(variant_dir)
+    if record.get("hash") == entry.hash and record.get("files") == stats:
+        return entry.hash
+    lfs = record.get("lfs", [])
+    actual = hash_variant_dir(variant_dir, lfs=lfs if isinstance(lfs, list) else [])
+    if actual != entry.hash:
+        raise LockMismatchError(
+            where, entry.hash, actual,
+            hint=f"variant {variant} on disk ({variant_dir}) is not the locked build: a file "
+                 "was changed or the lock file was edited; delete the variant directory and run "
+                 "`kernelkit download <project>` again, or re-lock with `kernelkit lock`",
+        )
+    atomic_write_text(record_path(variant_dir),
+                      json.dumps({"lfs": lfs, "hash": actual, "files": stats}))
+    return actual

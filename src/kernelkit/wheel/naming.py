@@ -1,0 +1,96 @@
+"""Wheel names and tags for kernel variants (pure).
+
+Scheme (one wheel per variant; the torch build is encoded in a PEP 440 *local version label*
+because wheel tags cannot express torch or CUDA versions):
+
+Examples (name ``img2gray``, version ``1.2.0``)::
+
+    torch213-cxx11-cpu-x86_64-linux
+        img2gray-1.2.0+torch213cpu-cp39-abi3-manylinux_2_28_x86_64.whl
+    torch214-cxx11-cu130-x86_64-linux
+        img2gray-1.2.0+torch214cu130-cp39-abi3-manylinux_2_28_x86_64.whl
+    torch-stable-abi29-cu126-aarch64-linux
+        img2gray-1.2.0+stableabi29cu126-cp39-abi3-manylinux_2_28_aarch64.whl
+    torch212-metal-aarch64-darwin
+        img2gray-1.2.0+torch212metal-cp39-abi3-macosx_11_0_arm64.whl
+    torch-cuda (noarch)
+        img2gray-1.2.0+cuda-py3-none-any.whl
+    torch-universal
+        img2gray-1.2.0-py3-none-any.whl
+
+``Requires-Dist: torch==X.Y.*`` for torch builds, ``torch>=X.Y`` for stable-ABI builds and
+``torch`` otherwise. A ``cxx98`` build adds ``cxx98`` to the label.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kernelkit.variants.name import Variant, parse_variant
+
+_MANYLINUX = "manylinux_2_28"
+_MACOS = "macosx_11_0"
+
+
+@dataclass(frozen=True)
+class WheelTags:
+    python: str
+    abi: str
+    platform: str
+    local: str | None
+    purelib: bool
+    torch_requirement: str
+
+    @property
+    def tag(self) -> str:
+        return f"{self.python}-{self.abi}-{self.platform}"
+
+
+def local_label(v: Variant) -> str | None:
+    if v.is_noarch:
+        return None if v.backend == "universal" else v.backend
+    assert v.framework_version is not None
+    fv = f"{v.framework_version[0]}{v.framework_version[1]}"
+    prefix = {"torch": "torch", "torch-stable-abi": "stableabi", "tvm-ffi": "tvmffi"}[v.framework]
+    abi = "cxx98" if v.cxx_abi == "cxx98" else ""
+    return f"{prefix}{fv}{abi}{v.compute}"
+
+
+def platform_tag(v: Variant) -> str:
+    if v.os == "linux":
+        return f"{_MANYLINUX}_{v.cpu}"
+    if v.os == "darwin":
+        return f"{_MACOS}_{'arm64' if v.cpu == 'aarch64' else v.cpu}"
+    if v.os == "windows":
+        return "win_amd64" if v.cpu == "x86_64" else "win_arm64"
+    raise ValueError(f"variant {v.name}: no wheel platform tag for os {v.os!r}")
+
+
+def torch_requirement(v: Variant) -> str:
+    if v.is_noarch or v.framework == "tvm-ffi" or v.framework_version is None:
+        return "torch"
+    major, minor = v.framework_version
+    if v.framework == "torch-stable-abi":
+        return f"torch>={major}.{minor}"
+    return f"torch=={major}.{minor}.*"
+
+
+def wheel_tags(variant: str) -> WheelTags:
+    v = parse_variant(variant)
+    if v.is_noarch:
+        return WheelTags("py3", "none", "any", local_label(v), True, torch_requirement(v))
+    return WheelTags("cp39", "abi3", platform_tag(v), local_label(v), False, torch_requirement(v))
+
+
+def distribution_name(name: str) -> str:
+    """The wheel file name form of a project name (PEP 427: runs of ``-_.`` become ``_``)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def full_version(version: str, tags: WheelTags) -> str:
+    return f"{version}+{tags.local}" if tags.local else version
+
+
+def wheel_filename(name: str, version: str, tags: WheelTags) -> str:
+    return f"{distribution_name(name)}-{full_version(version, tags)}-{tags.tag}.whl"
