@@ -33,8 +33,12 @@ class Version:
         try:
             parts = [int(p) for p in text.split(".")]
         except ValueError:
-            raise ValueError(f"invalid version {text!r}: parts must be non-negative integers") from None
-        if any(p < 0 for p in parts) or any(not s.isdigit() for s in text.split(".")):
+            raise ValueError(
+                f"invalid version {text!r}: parts must be non-negative integers"
+            ) from None
+        if any(p < 0 for p in parts) or any(
+            not (s.isascii() and s.isdigit()) for s in text.split(".")
+        ):
             raise ValueError(f"invalid version {text!r}: parts must be non-negative integers")
         while len(parts) > 1 and parts[-1] == 0:
             parts.pop()

@@ -1,0 +1,154 @@
+"""Parse and validate ``build.toml``: TOML syntax, edition dispatch, schema, cross-field checks.
+
+Editions (upstream spec §1.1): ``general.edition = 5`` is read with the edition-5 rules; any
+other integer is refused. Without ``edition`` the file is read with the edition-4 rules, then
+the edition-3 rules. ``parse_manifest``/``load_manifest`` accept edition 4 with a warning and
+refuse edition 3 (run ``kernelkit update-build``); ``read_manifest`` accepts all three and is
+what ``update_build`` uses. Every problem is reported at once in one ``ManifestError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelkit.errors import ManifestError, Problem
+from kernelkit.manifest.locate import LineIndex
+from kernelkit.manifest.model import CURRENT_EDITION, Manifest
+from kernelkit.manifest.read import read_build
+from kernelkit.manifest.validate import check_manifest
+from kernelkit.manifest.values import Reader
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MANIFEST_NAME = "build.toml"
+V4_WARNING = ("{file} uses the pre-edition (edition 4) format; it was upgraded in memory. "
+              "Run `kernelkit update-build` to rewrite it as edition 5.")
+
+
+def parse_manifest(text: str, path: Path | None = None, root: Path | None = None, *,
+                   check_sources: bool = True) -> Manifest:
+    """The edition-5 model of ``text``; raises ``ManifestError`` listing every problem.
+
+    ``path`` names the file in messages; ``root`` (default: ``path``'s directory when ``path``
+    is given) is the project directory that source paths are checked against.
+    """
+    manifest = read_manifest(text, path, root, check_sources=check_sources)
+    if manifest.source_edition == 3:
+        index = LineIndex(text)
+        raise ManifestError(path, [Problem(
+            path, index.line_of("general"), "general.edition",
+            "this build.toml uses the old edition-3 format, which is no longer accepted; "
+            "run `kernelkit update-build` to convert it to edition 5")])
+    if manifest.source_edition == 4:
+        warning = V4_WARNING.format(file=path or MANIFEST_NAME)
+        manifest = dataclasses.replace(manifest, warnings=(*manifest.warnings, warning))
+    return manifest
+
+
+def load_manifest(kernel_dir: Path, *, check_sources: bool = True) -> Manifest:
+    """Read ``<kernel_dir>/build.toml`` (``kernel_dir`` may also name the file itself)."""
+    path = manifest_path(kernel_dir)
+    return parse_manifest(read_text(path), path, path.parent, check_sources=check_sources)
+
+
+def manifest_path(kernel_dir: Path) -> Path:
+    kernel_dir = Path(kernel_dir)
+    if kernel_dir.name == MANIFEST_NAME and kernel_dir.is_file():
+        return kernel_dir
+    return kernel_dir / MANIFEST_NAME
+
+
+def read_text(path: Path) -> str:
+    """The text of ``path``; a missing or unreadable file is a ``ManifestError``."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        err = ManifestError(path, [Problem(path, None, "", f"{path} does not exist")])
+        err.hint = (f"{path.parent} is not a kernel project; run `kernelkit init` to create "
+                    "one, or pass the project directory")
+        raise err from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(path, [Problem(path, None, "", f"cannot read the file: {exc}")]) \
+            from None
+
+
+def read_manifest(text: str, path: Path | None = None, root: Path | None = None, *,
+                  check_sources: bool = True) -> Manifest:
+    """The model of a manifest of any supported edition (5, 4 or 3), without edition policy."""
+    if root is None and path is not None:
+        root = path.parent
+    raw = _load_toml(text, path)
+    index = LineIndex(text)
+    edition = _probe_edition(raw, path, index)
+    if edition is not None:
+        manifest, problems = _attempt(raw, edition, path, index, root, check_sources)
+        if problems:
+            raise ManifestError(path, problems)
+        return manifest
+    return _read_pre_edition(raw, path, index, root, check_sources)
+
+
+def _read_pre_edition(raw: dict[str, Any], path: Path | None, index: LineIndex,
+                      root: Path | None, check_sources: bool) -> Manifest:
+    """No ``edition``: edition-4 rules first (stricter), then edition 3."""
+    v4, v4_problems = _attempt(raw, 4, path, index, root, check_sources)
+    if not v4_problems:
+        return v4
+    v3, v3_problems = _attempt(raw, 3, path, index, root, check_sources)
+    if not v3_problems:
+        return v3
+    closest, problems = (4, v4_problems) if len(v4_problems) <= len(v3_problems) \
+        else (3, v3_problems)
+    note = Problem(path, index.line_of("general"), "general.edition",
+                   f"no `edition` key, so the file was checked as a pre-edition file "
+                   f"(closest: edition {closest}); add `edition = {CURRENT_EDITION}` to "
+                   "[general] if it is meant to use the current format")
+    raise ManifestError(path, [note, *problems])
+
+
+def _attempt(raw: dict[str, Any], edition: int, path: Path | None, index: LineIndex,
+             root: Path | None, check_sources: bool) -> tuple[Manifest, list[Problem]]:
+    reader = Reader(path, index)
+    manifest = read_build(raw, edition, reader)
+    check_manifest(manifest, reader, root, check_sources)
+    problems = sorted(reader.problems, key=lambda p: (p.line is None, p.line or 0))
+    return dataclasses.replace(manifest, path=path), problems
+
+
+def _load_toml(text: str, path: Path | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        if line is None:
+            match = re.search(r"line (\d+)", str(exc))
+            line = int(match.group(1)) if match else None
+        message = getattr(exc, "msg", None) or re.sub(r"\s*\(at [^)]*\)$", "", str(exc))
+        raise ManifestError(path, [Problem(path, line, "", f"TOML syntax error: {message}")]) \
+            from None
+
+
+def _probe_edition(raw: dict[str, Any], path: Path | None, index: LineIndex) -> int | None:
+    general = raw.get("general")
+    if not isinstance(general, dict) or "edition" not in general:
+        return None
+    edition = general["edition"]
+    line = index.line_of("general.edition")
+    if isinstance(edition, bool) or not isinstance(edition, int):
+        raise ManifestError(path, [Problem(path, line, "general.edition",
+                                           f"expected an integer (edition = {CURRENT_EDITION}), "
+                                           f"got {edition!r}")])
+    if edition != CURRENT_EDITION:
+        advice = ("upgrade kernelkit" if edition > CURRENT_EDITION else
+                  f"files of earlier editions have no `edition` key; use edition = "
+                  f"{CURRENT_EDITION}")
+        raise ManifestError(path, [Problem(path, line, "general.edition",
+                                           f"unsupported build edition {edition}; {advice}")])
+    return edition
