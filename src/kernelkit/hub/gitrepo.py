@@ -86,8 +86,9 @@ class GitRepo:
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = temp_sibling(self.git_dir, "init")
         self.calls += 1
-        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp)], check=True,
-                       capture_output=True, env=self._env())
+        # No template: no sample hooks to copy (10x faster) and none to run.
+        subprocess.run(["git", "init", "-q", "--bare", "--template=", "-b", "main", str(tmp)],
+                       check=True, capture_output=True, env=self._env())
         try:
             os.rename(tmp, self.git_dir)
         except OSError:

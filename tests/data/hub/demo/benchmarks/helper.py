@@ -1,0 +1,1 @@
+"""Not a benchmark*.py file: never uploaded."""
