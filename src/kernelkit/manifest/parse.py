@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +40,9 @@ def parse_manifest(text: str, path: Path | None = None, root: Path | None = None
     ``path`` names the file in messages; ``root`` (default: ``path``'s directory when ``path``
     is given) is the project directory that source paths are checked against.
     """
-    manifest = read_manifest(text, path, root, check_sources=check_sources)
-    if manifest.source_edition == 3:
-        index = LineIndex(text)
-        raise ManifestError(path, [Problem(
-            path, index.line_of("general"), "general.edition",
-            "this build.toml uses the old edition-3 format, which is no longer accepted; "
-            "run `kernelkit update-build` to convert it to edition 5")])
+    manifest, problems = _read(text, path, root, check_sources, accept_v3=False)
+    if problems:
+        raise ManifestError(path, problems)
     if manifest.source_edition == 4:
         warning = V4_WARNING.format(file=path or MANIFEST_NAME)
         manifest = dataclasses.replace(manifest, warnings=(*manifest.warnings, warning))
@@ -82,44 +79,66 @@ def read_text(path: Path) -> str:
 def read_manifest(text: str, path: Path | None = None, root: Path | None = None, *,
                   check_sources: bool = True) -> Manifest:
     """The model of a manifest of any supported edition (5, 4 or 3), without edition policy."""
+    manifest, problems = _read(text, path, root, check_sources, accept_v3=True)
+    if problems:
+        raise ManifestError(path, problems)
+    return manifest
+
+
+@dataclass
+class _Attempt:
+    """The model read with one edition's rules, and the reader holding its problems."""
+
+    manifest: Manifest
+    reader: Reader
+    matched: bool = True  # False: no edition's schema fitted; this one came closest
+
+
+def _read(text: str, path: Path | None, root: Path | None, check_sources: bool, *,
+          accept_v3: bool) -> tuple[Manifest, list[Problem]]:
+    """The model and every problem; the edition is chosen on the schema rules alone."""
     if root is None and path is not None:
         root = path.parent
     raw = _load_toml(text, path)
     index = LineIndex(text)
     edition = _probe_edition(raw, path, index)
     if edition is not None:
-        manifest, problems = _attempt(raw, edition, path, index, root, check_sources)
-        if problems:
-            raise ManifestError(path, problems)
-        return manifest
-    return _read_pre_edition(raw, path, index, root, check_sources)
-
-
-def _read_pre_edition(raw: dict[str, Any], path: Path | None, index: LineIndex,
-                      root: Path | None, check_sources: bool) -> Manifest:
-    """No ``edition``: edition-4 rules first (stricter), then edition 3."""
-    v4, v4_problems = _attempt(raw, 4, path, index, root, check_sources)
-    if not v4_problems:
-        return v4
-    v3, v3_problems = _attempt(raw, 3, path, index, root, check_sources)
-    if not v3_problems:
-        return v3
-    closest, problems = (4, v4_problems) if len(v4_problems) <= len(v3_problems) \
-        else (3, v3_problems)
-    note = Problem(path, index.line_of("general"), "general.edition",
-                   f"no `edition` key, so the file was checked as a pre-edition file "
-                   f"(closest: edition {closest}); add `edition = {CURRENT_EDITION}` to "
-                   "[general] if it is meant to use the current format")
-    raise ManifestError(path, [note, *problems])
-
-
-def _attempt(raw: dict[str, Any], edition: int, path: Path | None, index: LineIndex,
-             root: Path | None, check_sources: bool) -> tuple[Manifest, list[Problem]]:
-    reader = Reader(path, index)
-    manifest = read_build(raw, edition, reader)
+        attempt = _attempt(raw, edition, path, index)
+    else:
+        attempt = _read_pre_edition(raw, path, index)
+    manifest = dataclasses.replace(attempt.manifest, path=path)
+    reader = attempt.reader
     check_manifest(manifest, reader, root, check_sources)
+    if manifest.source_edition == 3 and attempt.matched and not accept_v3:
+        reader.problem("general.edition", "this build.toml uses the old edition-3 format, "
+                       "which is no longer accepted; run `kernelkit update-build` to convert "
+                       "it to edition 5")
     problems = sorted(reader.problems, key=lambda p: (p.line is None, p.line or 0))
-    return dataclasses.replace(manifest, path=path), problems
+    return manifest, problems
+
+
+def _read_pre_edition(raw: dict[str, Any], path: Path | None, index: LineIndex) -> _Attempt:
+    """No ``edition``: edition-4 rules first (stricter), then edition 3."""
+    v4 = _attempt(raw, 4, path, index)
+    if not v4.reader.problems:
+        return v4
+    v3 = _attempt(raw, 3, path, index)
+    if not v3.reader.problems:
+        return v3
+    closest = v4 if len(v4.reader.problems) <= len(v3.reader.problems) else v3
+    closest.matched = False
+    closest.reader.problem(
+        "general.edition",
+        f"no `edition` key, so the file was checked as a pre-edition file (closest: edition "
+        f"{closest.manifest.source_edition}); add `edition = {CURRENT_EDITION}` to [general] "
+        "if it is meant to use the current format")
+    return closest
+
+
+def _attempt(raw: dict[str, Any], edition: int, path: Path | None,
+             index: LineIndex) -> _Attempt:
+    reader = Reader(path, index)
+    return _Attempt(read_build(raw, edition, reader), reader)
 
 
 def _load_toml(text: str, path: Path | None) -> dict[str, Any]:

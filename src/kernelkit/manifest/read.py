@@ -86,8 +86,9 @@ def read_build(raw: dict[str, Any], edition: int, r: Reader) -> Manifest:
 def read_general(value: Any, edition: int, r: Reader) -> General:
     if value is None:
         r.problem("general", "missing the [general] table (name, version, license, backends)")
+    tbl = None if value is None else r.table(value, "general", general_keys(edition))
+    if tbl is None:
         return General(name="", version=0, license="", backends=())
-    tbl = r.table(value, "general", general_keys(edition)) or {}
     name = r.string(tbl, "general", "name", required=True)
     if name is not None and not NAME_RE.match(name):
         r.problem("general.name", f"invalid kernel name {name!r}: use lowercase letters, digits "
@@ -181,7 +182,9 @@ def read_framework(raw: dict[str, Any], allowed: tuple[str, ...], edition: int,
         r.problem(extra, f"more than one framework table ([{present[0]}] and [{extra}]); "
                   "keep exactly one")
     kind = present[0]
-    tbl = r.table(raw[kind], kind, framework_keys(kind, edition)) or {}
+    tbl = r.table(raw[kind], kind, framework_keys(kind, edition))
+    if tbl is None:
+        return TorchFramework()
     if kind == "torch-noarch":
         return TorchNoarch(
             pyext=_pyext(tbl, kind, r),
@@ -237,7 +240,10 @@ def read_kernels(value: Any, r: Reader) -> tuple[KernelComponent, ...]:
 
 def read_kernel(name: str, value: Any, r: Reader) -> KernelComponent:
     field = f"kernel.{name}"
-    backend = r.string(value, field, "backend", required=True) if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        r.problem(field, f"expected a table, got {type_name(value)}")
+        return KernelComponent(name=name, backend="", src=(), depends=())
+    backend = r.string(value, field, "backend", required=True)
     if backend is not None and backend not in KERNEL_BACKENDS:
         r.problem(f"{field}.backend", f"unknown kernel backend `{backend}`; expected one of: "
                   f"{', '.join(KERNEL_BACKENDS)}")

@@ -1,0 +1,93 @@
+"""``kernelkit check-config`` and ``kernelkit update-build`` through the real CLI entry point."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kernelkit.cli.main import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "manifests"
+
+
+def img2gray_project(root: Path) -> Path:
+    shutil.copy(DATA / "valid_img2gray.toml", root / "build.toml")
+    for rel in ("torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h",
+                "img2gray_cuda/img2gray.cu", "img2gray_cpu/img2gray_cpu.cpp"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+    return root
+
+
+def test_check_config_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", str(img2gray_project(tmp_path))]) == 0
+    out, err = capsys.readouterr()
+    assert "build.toml is valid" in out
+    assert err == ""
+
+
+def test_check_config_defaults_to_the_current_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(img2gray_project(tmp_path))
+    assert main(["check-config"]) == 0
+    assert "build.toml is valid" in capsys.readouterr().out
+
+
+def test_check_config_reports_every_problem(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(DATA / "several_problems.toml", tmp_path / "build.toml")
+    assert main(["check-config", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "10 problems found" in err
+    assert f"{tmp_path / 'build.toml'}:9: general.hub.repo: unknown key `repo`" in err
+
+
+def test_check_config_missing_sources_and_the_opt_out(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = img2gray_project(tmp_path)
+    (project / "img2gray_cuda" / "img2gray.cu").unlink()
+    assert main(["check-config", str(project)]) == 1
+    assert "kernel.img2gray.src[0]: source file `img2gray_cuda/img2gray.cu`" in \
+        capsys.readouterr().err
+    assert main(["check-config", "--no-check-sources", str(project)]) == 0
+
+
+def test_check_config_v4_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(DATA / "v4.toml", tmp_path / "build.toml")
+    assert main(["check-config", "--no-check-sources", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert "build.toml is valid" in out
+    assert err.startswith("warning:") and "kernelkit update-build" in err
+
+
+def test_check_config_v3_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(DATA / "v3.toml", tmp_path / "build.toml")
+    assert main(["check-config", str(tmp_path)]) == 1
+    assert "run `kernelkit update-build`" in capsys.readouterr().err
+
+
+def test_check_config_without_build_toml(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-config", str(tmp_path)]) == 1
+    assert "kernelkit init" in capsys.readouterr().err
+
+
+def test_update_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(DATA / "v3.toml", tmp_path / "build.toml")
+    assert main(["update-build", str(tmp_path)]) == 0
+    assert "updated to edition 5" in capsys.readouterr().out
+    assert "edition = 5" in (tmp_path / "build.toml").read_text()
+    assert main(["check-config", "--no-check-sources", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["update-build", str(tmp_path)]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+
+def test_update_build_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(DATA / "v3_no_license.toml", tmp_path / "build.toml")
+    assert main(["update-build", str(tmp_path)]) == 1
+    assert "general.license" in capsys.readouterr().err
