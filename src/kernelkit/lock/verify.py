@@ -37,6 +37,11 @@ def _read_record(variant_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def has_lfs_record(variant_dir: Path) -> bool:
+    """Whether the LFS files of the variant are known (from a hub listing or a past check)."""
+    return "lfs" in _read_record(variant_dir)
+
+
 def record_lfs(variant_dir: Path, entries: Iterable[FileEntry]) -> None:
     """Remember which files of the variant are LFS files (from a hub listing of ``build/``)."""
     lfs = lfs_paths(entries, variant_dir.name)

@@ -1,0 +1,41 @@
+"""``kernelkit download [PROJECT] [--all-variants] [--dest DIR] [--hub HUB]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "download",
+        help="download the kernels pinned in kernels.lock for offline use",
+        description="Download every kernel pinned in PROJECT/kernels.lock (this machine's "
+        "variant, or all with --all-variants) into the kernelkit cache or DIR, verifying each "
+        "against its digest and its lock hash. Load them offline with "
+        "kernelkit.load_kernel(repo_id, lockfile=..., cache_dir=DIR) or KERNELKIT_CACHE=DIR.",
+    )
+    p.add_argument("project", nargs="?", type=Path, default=Path("."),
+                   help="project directory holding kernels.lock (default: .)")
+    p.add_argument("--all-variants", action="store_true",
+                   help="download every locked variant, not only this machine's")
+    p.add_argument("--dest", type=Path, default=None,
+                   help="a kernelkit cache root to download into (default: $KERNELKIT_CACHE)")
+    p.add_argument("--backend", default=None, help="backend to choose the variant for")
+    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernelkit.hub import open_hub
+    from kernelkit.lock.download import download_locked
+    from kernelkit.util.paths import default_cache_dir
+
+    cache_dir = args.dest if args.dest is not None else default_cache_dir()
+    done = download_locked(args.project, open_hub(args.hub), cache_dir,
+                           all_variants=args.all_variants, backend=args.backend)
+    for d in done:
+        print(f"Downloaded `{d.repo_id}` with SHA: {d.sha} ({d.variant}) -> {d.path}",
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,88 @@
+"""``kernelkit download``: fetch the locked kernels of a project for offline use.
+
+Everything goes into a kernelkit cache root (the default cache, or ``--dest DIR``), the layout
+``get_kernel``/``load_kernel``/``get_locked_kernel`` read (pass ``cache_dir=DIR`` or set
+``KERNELKIT_CACHE=DIR``). Per locked kernel: one ``list_refs`` (to record, for offline version
+lookups, the refs that point at the locked commit, plus ``v<N>`` for a ``= N`` dependency),
+one ``list_dirs`` (recorded variant list), one ``list_files`` of ``build/`` (which files are
+LFS files), and one ``fetch`` per variant.
+Each downloaded variant is verified against its digest and against the lock hash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelkit.errors import LockError
+from kernelkit.hub.port import Hub
+from kernelkit.lock.lockfile import LOCK_NAME, KernelLock, read_locks
+from kernelkit.lock.project import read_dependencies
+from kernelkit.lock.verify import record_lfs, verify_locked_variant
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    repo_id: str
+    sha: str
+    variant: str
+    path: Path
+
+
+def _dependency_versions(project_dir: Path) -> dict[str, int | str]:
+    try:
+        return {d.repo_id: d.version for d in read_dependencies(project_dir)}
+    except LockError:
+        return {}
+
+
+def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
+                       version: int | str | None) -> None:
+    from kernelkit.loader.cache import RepoCache
+
+    rc = RepoCache.of(cache_dir, lock.repo_id)
+    refs = hub.list_refs(lock.repo_id)
+    for ref, commit in {**refs.branches, **refs.tags}.items():
+        if commit == lock.sha:
+            rc.write_ref(ref, commit)
+    if isinstance(version, int) or (isinstance(version, str) and version.isdigit()):
+        rc.write_ref(f"v{int(version)}", lock.sha)
+
+
+def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: bool,
+                  backend: str | None = None) -> list[Downloaded]:
+    from kernelkit.loader.api import install_kernel
+    from kernelkit.loader.cache import RepoCache
+    from kernelkit.loader.install import LazyHub, ensure_variant
+    from kernelkit.loader.resolve import variant_names
+
+    rc = RepoCache.of(cache_dir, lock.repo_id)
+    lazy = LazyHub(hub, lambda: hub)
+    names = variant_names(lazy, rc, lock.sha, offline=False)
+    if all_variants:
+        dirs = [ensure_variant(lazy, rc, lock.sha, v, offline=False) for v in names]
+    else:
+        dirs = [install_kernel(lock.repo_id, revision=lock.sha, backend=backend, hub=hub,
+                               cache_dir=cache_dir)]
+    listing = hub.list_files(lock.repo_id, lock.sha, "build")
+    out = []
+    for vdir in dirs:
+        record_lfs(vdir, listing)
+        verify_locked_variant(vdir, lock)
+        out.append(Downloaded(lock.repo_id, lock.sha, vdir.name, vdir))
+    return out
+
+
+def download_locked(project_dir: Path, hub: Hub, cache_dir: Path, *, all_variants: bool = False,
+                    backend: str | None = None) -> list[Downloaded]:
+    """Download every kernel of ``project_dir/kernels.lock`` into ``cache_dir``."""
+    path = project_dir / LOCK_NAME
+    if not path.is_file():
+        raise LockError(f"No kernels.lock file found in: {project_dir}",
+                        hint=f"create it with `kernelkit lock {project_dir}`")
+    versions = _dependency_versions(project_dir)
+    out: list[Downloaded] = []
+    for lock in read_locks(path):
+        record_locked_refs(hub, cache_dir, lock, versions.get(lock.repo_id))
+        out += download_lock(hub, cache_dir, lock, all_variants=all_variants, backend=backend)
+    return out
