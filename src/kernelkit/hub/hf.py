@@ -1,0 +1,204 @@
+"""The Hugging Face Hub as a hub backend, through ``huggingface_hub.HfApi`` (repo type
+``kernel``, Hub API paths ``/api/kernels/...``, the calls upstream-loader.md §2.6 lists).
+
+``huggingface_hub`` is imported inside methods only (``import kernelkit`` stays light).
+
+Publishing is one ``create_commit`` with ``parent_commit`` set to the branch head read
+beforehand, so the Hub rejects it if the branch moved meanwhile (compare-and-swap) and readers
+see the old commit or the new one. Unlike upstream ``kernel-builder``, which commits in batches
+of 1000 operations, kernelkit sends all operations in one commit (huggingface_hub uploads the
+file contents in chunks before the commit itself). Files whose git blob id already matches the
+remote are not re-sent; no operation at all means no commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kernelkit.errors import HubError, RevisionNotFoundError
+from kernelkit.hub.names import check_ref_name, check_repo_id, check_repo_path, normalize_dir
+from kernelkit.hub.names import under_prefixes as _under
+from kernelkit.hub.port import FileEntry, Refs
+
+REPO_TYPE = "kernel"
+
+
+def git_blob_id(path: Path) -> str:
+    h = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class HuggingFaceHub:
+    """The Hugging Face Hub (or anything speaking its API at ``endpoint``)."""
+
+    def __init__(self, token: str | None = None, endpoint: str | None = None) -> None:
+        self.token = token
+        self.endpoint = endpoint
+        self._api_obj: Any = None
+        self._trees: dict[tuple[str, str, str], list[FileEntry]] = {}
+
+    def __repr__(self) -> str:
+        return f"HuggingFaceHub({self.endpoint or 'https://huggingface.co'!r})"
+
+    @property
+    def api(self) -> Any:
+        if self._api_obj is None:
+            from huggingface_hub import HfApi
+
+            from kernelkit import __version__
+
+            self._api_obj = HfApi(endpoint=self.endpoint, token=self.token,
+                                  library_name="kernelkit", library_version=__version__)
+        return self._api_obj
+
+    @contextmanager
+    def _errors(self, repo_id: str, revision: str | None = None) -> Iterator[None]:
+        """Translate huggingface_hub's errors into kernelkit's."""
+        from huggingface_hub import errors as hf
+
+        try:
+            yield
+        except hf.RepositoryNotFoundError:
+            raise HubError(f"kernel repository {repo_id} not found on {self!r}",
+                           hint="check the id and your token (HF_TOKEN); publish it with "
+                                "`kernelkit upload --hub hf`") from None
+        except hf.RevisionNotFoundError:
+            raise RevisionNotFoundError(repo_id, revision or "?", self._available(repo_id)) \
+                from None
+        except hf.HfHubHTTPError as exc:
+            raise HubError(f"{self!r} failed for {repo_id}: {exc}",
+                           hint="retry later, or check HF_ENDPOINT/HF_TOKEN") from None
+
+    def _available(self, repo_id: str) -> list[str]:
+        try:
+            refs = self.list_refs(repo_id)
+        except HubError:
+            return []
+        return [*sorted(refs.branches), *sorted(refs.tags)]
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def repo_exists(self, repo_id: str) -> bool:
+        check_repo_id(repo_id)
+        with self._errors(repo_id):
+            return bool(self.api.repo_exists(repo_id, repo_type=REPO_TYPE))
+
+    def list_refs(self, repo_id: str) -> Refs:
+        check_repo_id(repo_id)
+        with self._errors(repo_id):
+            refs = self.api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+        return Refs(branches={b.name: b.target_commit for b in refs.branches},
+                    tags={t.name: t.target_commit for t in refs.tags})
+
+    def resolve(self, repo_id: str, revision: str) -> str:
+        check_repo_id(repo_id)
+        with self._errors(repo_id, revision):
+            sha = self.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=revision).sha
+        if not sha:
+            raise RevisionNotFoundError(repo_id, revision, self._available(repo_id))
+        return str(sha)
+
+    def _tree(self, repo_id: str, commit: str, path: str, recursive: bool) -> list[Any]:
+        from huggingface_hub import errors as hf
+
+        with self._errors(repo_id, commit):
+            try:
+                return list(self.api.list_repo_tree(
+                    repo_id, path_in_repo=path or None, recursive=recursive, revision=commit,
+                    repo_type=REPO_TYPE))
+            except hf.EntryNotFoundError:
+                return []
+
+    def list_files(self, repo_id: str, commit: str, path: str = "") -> list[FileEntry]:
+        from huggingface_hub.hf_api import RepoFile
+
+        key = (repo_id, commit, normalize_dir(path))
+        if key not in self._trees:
+            self._trees[key] = sorted(
+                (FileEntry(f.path, f.size, f.blob_id, f.lfs.sha256 if f.lfs else None)
+                 for f in self._tree(repo_id, commit, key[2], True) if isinstance(f, RepoFile)),
+                key=lambda e: e.path)
+        return self._trees[key]
+
+    def list_dirs(self, repo_id: str, commit: str, path: str = "build") -> list[str]:
+        from huggingface_hub.hf_api import RepoFolder
+
+        items = self._tree(repo_id, commit, normalize_dir(path), False)
+        return sorted(f.path.rsplit("/", 1)[-1] for f in items if isinstance(f, RepoFolder))
+
+    def read_file(self, repo_id: str, commit: str, path: str) -> bytes | None:
+        from huggingface_hub import errors as hf
+
+        check_repo_path(path)
+        with tempfile.TemporaryDirectory(prefix="kernelkit-hf-") as tmp, \
+                self._errors(repo_id, commit):
+            try:
+                local = self.api.hf_hub_download(repo_id, path, revision=commit,
+                                                 repo_type=REPO_TYPE, local_dir=tmp)
+            except hf.EntryNotFoundError:
+                return None
+            return Path(local).read_bytes()
+
+    def fetch(self, repo_id: str, commit: str, paths: list[str], dest: Path) -> None:
+        """One ``snapshot_download`` into a temporary sibling of ``dest``, then moved."""
+        for p in paths:
+            check_repo_path(p)
+        dest.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".kernelkit-hf-", dir=dest) as tmp, \
+                self._errors(repo_id, commit):
+            self.api.snapshot_download(repo_id, revision=commit, repo_type=REPO_TYPE,
+                                       allow_patterns=list(paths), local_dir=tmp)
+            for p in paths:
+                src = Path(tmp) / p
+                if not src.is_file():
+                    raise HubError(f"{p} does not exist at commit {commit} of {repo_id}")
+                (dest / p).parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(src), dest / p)
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
+                delete_prefixes: tuple[str, ...] = (),
+                message: str = "Upload with kernelkit") -> str:
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        check_ref_name(branch, "branch")
+        with self._errors(repo_id, branch):
+            self.api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True)
+            refs = self.list_refs(repo_id)
+            if branch not in refs.branches:
+                self.api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE,
+                                       exist_ok=True)
+                refs = self.list_refs(repo_id)
+            old = refs.branches[branch]
+            remote = {e.path: e for e in self.list_files(repo_id, old)}
+            ops: list[Any] = [CommitOperationDelete(path_in_repo=p) for p in sorted(remote)
+                              if _under(p, delete_prefixes) and p not in files]
+            ops += [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(files[p]))
+                    for p in sorted(files)
+                    if p not in remote or remote[p].blob_id != git_blob_id(files[p])]
+            if not ops:
+                return old
+            info = self.api.create_commit(repo_id, ops, commit_message=message,
+                                          repo_type=REPO_TYPE, revision=branch,
+                                          parent_commit=old)
+        return str(info.oid)
+
+    def tag(self, repo_id: str, tag: str, commit: str) -> None:
+        check_ref_name(tag, "tag")
+        current = self.list_refs(repo_id).tags.get(tag)
+        if current is not None and current != commit:
+            raise HubError(f"tag {tag} of {repo_id} already points to {current}; tags never move",
+                           hint="publish a new version tag (e.g. bump the patch number) instead")
+        if current is None:
+            with self._errors(repo_id, commit):
+                self.api.create_tag(repo_id, tag=tag, revision=commit, repo_type=REPO_TYPE)
