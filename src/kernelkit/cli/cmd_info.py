@@ -1,0 +1,60 @@
+"""``kernelkit info REPO-OR-PATH [--revision R | --version V] [--json] [--hub HUB]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+_LABELS = [("name", "Name"), ("version", "Version"), ("license", "License"),
+           ("upstream", "Upstream"), ("source", "Source"),
+           ("python_depends", "Python dependencies"), ("backends", "Backends"),
+           ("variants", "Variants")]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("info", help="show a kernel's metadata, variants and provenance")
+    p.add_argument("kernel", help="org/name on the hub, or a local directory")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--revision", help="branch, tag or commit")
+    g.add_argument("--version", help="major version (1) or specifier ('>=1.1,<2')")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    p.set_defaults(func=run)
+
+
+def _human(info: dict[str, Any]) -> str:
+    lines = ([f"Path: {info['path']}"] if "path" in info else
+             [f"Repository: {info['repo_id']}", f"Revision: {info['revision']}",
+              f"Commit: {info['commit']}"])
+    for key, label in _LABELS:
+        value = info.get(key)
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        lines.append(f"{label}: {value if value not in (None, '') else '-'}")
+    digest = info.get("digest")
+    lines.append(f"Digest: {digest['algorithm'] + ', ' + str(len(digest['files'])) + ' files'}"
+                 if digest else "Digest: -")
+    prov = info.get("provenance")
+    lines.append(f"Provenance: {json.dumps(prov, sort_keys=True) if prov else '-'}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernelkit.errors import KernelkitError
+    from kernelkit.lock.report import hub_info, local_info
+
+    path = Path(args.kernel)
+    if path.is_dir():
+        if args.revision or args.version:
+            raise KernelkitError("--revision/--version only apply to hub kernels, not to "
+                                 f"the local directory {path}")
+        info = local_info(path)
+    else:
+        from kernelkit.hub import open_hub
+
+        version: int | str | None = args.version
+        info = hub_info(open_hub(args.hub), args.kernel, revision=args.revision, version=version)
+    print(json.dumps(info, indent=2) if args.json else _human(info))
+    return 0
