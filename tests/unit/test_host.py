@@ -110,3 +110,13 @@ def _src() -> str:
     import kernelkit
 
     return str(__import__("pathlib").Path(kernelkit.__file__).parents[1])
+
+
+def test_arch_variant_name() -> None:
+    assert System((2, 14), True, "cuda", (13, 0), "x86_64", "linux").arch_variant() == (
+        "torch214-cxx11-cu130-x86_64-linux"
+    )
+    assert System((2, 13), None, "metal", None, "aarch64", "darwin").arch_variant() == (
+        "torch213-metal-aarch64-darwin"
+    )
+    assert System(None, None, "cpu", None, "x86_64", "linux").arch_variant() is None

@@ -57,6 +57,17 @@ class System:
             return self.backend
         return f"{prefix}{self.backend_version[0]}{self.backend_version[1]}"
 
+    def arch_variant(self) -> str | None:
+        """The torch arch variant name a build for this machine gets
+        (``torch213-cxx11-cpu-x86_64-linux``); ``None`` without torch."""
+        from kernelkit.variants.name import format_torch_variant
+
+        if self.torch_version is None:
+            return None
+        bver = None if self.backend_version is None else _dot(self.backend_version)
+        return format_torch_variant(_dot(self.torch_version), self.backend, bver, self.cpu,
+                                    self.os)
+
     def describe(self) -> str:
         """One line, e.g. ``torch 2.13 (cxx11 ABI), backend cpu, x86_64-linux``."""
         torch = "no torch" if self.torch_version is None else f"torch {_dot(self.torch_version)}"

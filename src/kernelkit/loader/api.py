@@ -1,0 +1,161 @@
+"""The public loader API: ``get_kernel`` & friends (upstream-loader.md §1.1).
+
+Each public function reads the environment once (:func:`read_settings`) and passes explicit
+values down. The hub is constructed only when a hub call is needed: a warm load pinned to a full
+commit id (``revision=<40 hex>``, already cached) touches nothing but the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from kernelkit.errors import Rejection, VariantNotFoundError
+from kernelkit.hub.port import Hub
+from kernelkit.loader.cache import RepoCache
+from kernelkit.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
+from kernelkit.loader.install import LazyHub, ensure_variant
+from kernelkit.loader.local import find_local_variant, parse_local_kernels
+from kernelkit.loader.resolve import resolve_commit, variant_names
+from kernelkit.loader.settings import Settings, read_settings
+from kernelkit.loader.trust import check_trust
+from kernelkit.variants.choose import Decision, best_variant, rank_variants
+from kernelkit.variants.host import System, detect_system
+
+__all__ = [
+    "LoadedKernel",
+    "RepoInfo",
+    "get_kernel",
+    "get_kernel_variants",
+    "get_loaded_kernels",
+    "get_local_kernel",
+    "has_kernel",
+    "install_kernel",
+]
+
+
+def get_kernel(
+    repo_id: str,
+    revision: str | None = None,
+    version: int | None = None,
+    backend: str | None = None,
+    user_agent: str | dict[str, str] | None = None,
+    trust_remote_code: bool | Sequence[str] = False,
+    *,
+    hub: Hub | None = None,
+    cache_dir: Path | None = None,
+) -> ModuleType:
+    """Load a kernel from the hub: pick the variant for this machine, download and verify it
+    once into the cache, import it under its unique module name.
+
+    Exactly one of ``revision`` (branch, tag or commit id, short ids too) and ``version`` (the
+    integer major version, branch ``v<N>``) must be given. ``LOCAL_KERNELS=repo=path:...``
+    overrides a repository with a local directory. ``user_agent`` is accepted for upstream
+    compatibility; the local and git hubs send none.
+    """
+    settings = read_settings(cache_dir=cache_dir)
+    if settings.local_kernels is not None:
+        local = parse_local_kernels(settings.local_kernels).get(repo_id)
+        if local is not None:  # as upstream: no trust check, no version check, backend ignored
+            return get_local_kernel(local)
+    check_trust(repo_id, trust_remote_code, settings.trusted_publishers)
+    variant_dir, commit = _install(repo_id, revision, version, backend, hub, settings,
+                                   offline=settings.offline)
+    return import_variant(variant_dir, RepoInfo(repo_id, commit))
+
+
+def install_kernel(
+    repo_id: str,
+    *,
+    revision: str,
+    local_files_only: bool = False,
+    backend: str | None = None,
+    hub: Hub | None = None,
+    cache_dir: Path | None = None,
+) -> Path:
+    """Download (if needed) and verify this machine's variant; return its cache directory.
+    No trust check and no import (as upstream)."""
+    settings = read_settings(cache_dir=cache_dir)
+    variant_dir, _ = _install(repo_id, revision, None, backend, hub, settings,
+                              offline=local_files_only or settings.offline)
+    return variant_dir
+
+
+def has_kernel(
+    repo_id: str,
+    revision: str | None = None,
+    version: int | None = None,
+    backend: str | None = None,
+    *,
+    hub: Hub | None = None,
+    cache_dir: Path | None = None,
+) -> bool:
+    """Whether the repository has a variant for this machine (with a ``metadata.json``)."""
+    settings = read_settings(cache_dir=cache_dir)
+    lazy = LazyHub(hub, settings.open_hub)
+    rc = RepoCache.of(settings.cache_dir, repo_id)
+    system = detect_system(backend)
+    commit = resolve_commit(lazy, rc, revision, version, offline=settings.offline)
+    best = best_variant(rank_variants(variant_names(lazy, rc, commit, offline=settings.offline),
+                                      system))
+    if best is None:
+        return False
+    if (rc.variant_dir(commit, best) / "metadata.json").is_file():
+        return True
+    if settings.offline:
+        return False
+    return lazy.get().read_file(repo_id, commit, f"build/{best}/metadata.json") is not None
+
+
+def get_kernel_variants(
+    repo_id: str,
+    *,
+    revision: str | None = None,
+    version: int | None = None,
+    backend: str | None = None,
+    hub: Hub | None = None,
+    cache_dir: Path | None = None,
+) -> list[Decision]:
+    """Every variant of the repository with whether it fits this machine and why; accepted
+    first, the preferred one leading."""
+    settings = read_settings(cache_dir=cache_dir)
+    lazy = LazyHub(hub, settings.open_hub)
+    rc = RepoCache.of(settings.cache_dir, repo_id)
+    system = detect_system(backend)
+    commit = resolve_commit(lazy, rc, revision, version, offline=settings.offline)
+    return rank_variants(variant_names(lazy, rc, commit, offline=settings.offline), system)
+
+
+def get_local_kernel(repo_path: Path | str, backend: str | None = None) -> ModuleType:
+    """Import a kernel from a local directory: a repository root, its ``build/`` directory,
+    or one variant directory."""
+    variant_dir = find_local_variant(Path(repo_path), detect_system(backend))
+    return import_variant(variant_dir.resolve())
+
+
+def get_loaded_kernels() -> list[LoadedKernel]:
+    """A new list of every kernel loaded in this process."""
+    return loaded_kernels()
+
+
+def _install(repo_id: str, revision: str | None, version: int | None, backend: str | None,
+             hub: Hub | None, settings: Settings, *, offline: bool) -> tuple[Path, str]:
+    system = detect_system(backend)  # validates `backend` before any hub call
+    lazy = LazyHub(hub, settings.open_hub)
+    rc = RepoCache.of(settings.cache_dir, repo_id)
+    commit = resolve_commit(lazy, rc, revision, version, offline=offline)
+    decisions = rank_variants(variant_names(lazy, rc, commit, offline=offline), system)
+    variant = best_variant(decisions)
+    if variant is None:
+        raise _no_variant(repo_id, revision, version, commit, decisions, system)
+    return ensure_variant(lazy, rc, commit, variant, offline=offline), commit
+
+
+def _no_variant(repo_id: str, revision: str | None, version: int | None, commit: str,
+                decisions: list[Decision], system: System) -> VariantNotFoundError:
+    asked = revision if revision is not None else f"v{version}"
+    label = commit if asked == commit else f"{asked} = {commit[:12]}"
+    return VariantNotFoundError(repo_id, label,
+                                [Rejection(d.variant, d.reason) for d in decisions],
+                                system=system.describe())

@@ -1,0 +1,120 @@
+"""The loader's content-addressed cache: where things live, refs, variant lists.
+
+Layout (one directory per repository; everything under a commit is immutable)::
+
+    <cache>/<org>--<name>/
+        refs/<ref>                      the commit a branch/tag (``v1``, ``main``) pointed to when
+                                        last resolved online (quoted with ``%2F`` for ``/``)
+        <commit>/variants.json          the variant names under ``build/`` at that commit
+        <commit>/build/<variant>/       one verified variant, exactly as published
+        <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
+        .locks/<commit>.<variant>.lock  per-variant download lock
+
+Offline mode resolves versions and branches through ``refs/`` and never needs the hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from kernelkit.util.fs import atomic_write_text
+
+FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_VERSION_REF_RE = re.compile(r"^v(\d+)$")
+
+
+def is_full_commit(revision: str) -> bool:
+    return FULL_COMMIT_RE.match(revision) is not None
+
+
+@dataclass(frozen=True)
+class RepoCache:
+    """The cache directory of one repository."""
+
+    root: Path  # <cache>/<org>--<name>
+    repo_id: str
+
+    @classmethod
+    def of(cls, cache_dir: Path, repo_id: str) -> RepoCache:
+        return cls(cache_dir / repo_id.replace("/", "--"), repo_id)
+
+    # --- paths ----------------------------------------------------------------------------
+
+    def commit_dir(self, commit: str) -> Path:
+        return self.root / commit
+
+    def variant_dir(self, commit: str, variant: str) -> Path:
+        return self.root / commit / "build" / variant
+
+    def receipt_path(self, commit: str, variant: str) -> Path:
+        return self.root / commit / "build" / f".{variant}.receipt"
+
+    def lock_path(self, commit: str, variant: str) -> Path:
+        return self.root / ".locks" / f"{commit}.{variant}.lock"
+
+    # --- refs -----------------------------------------------------------------------------
+
+    def ref_path(self, ref: str) -> Path:
+        return self.root / "refs" / quote(ref, safe="")
+
+    def read_ref(self, ref: str) -> str | None:
+        try:
+            commit = self.ref_path(ref).read_text().strip()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return commit if is_full_commit(commit) else None
+
+    def write_ref(self, ref: str, commit: str) -> None:
+        if self.read_ref(ref) != commit:
+            atomic_write_text(self.ref_path(ref), commit)
+
+    def refs(self) -> dict[str, str]:
+        """Every cached ref -> commit."""
+        try:
+            names = os.listdir(self.root / "refs")
+        except FileNotFoundError:
+            return {}
+        out = {}
+        for name in names:
+            commit = self.read_ref(unquote(name))
+            if commit is not None:
+                out[unquote(name)] = commit
+        return out
+
+    def cached_versions(self) -> dict[int, str]:
+        """``v<N>`` refs in the cache: version -> commit."""
+        out = {}
+        for ref, commit in self.refs().items():
+            m = _VERSION_REF_RE.match(ref)
+            if m:
+                out[int(m.group(1))] = commit
+        return out
+
+    def commits(self) -> list[str]:
+        """Full commit ids that have something cached."""
+        try:
+            return sorted(n for n in os.listdir(self.root) if is_full_commit(n))
+        except FileNotFoundError:
+            return []
+
+    # --- variant lists --------------------------------------------------------------------
+
+    def read_variants(self, commit: str) -> list[str] | None:
+        """The variant names recorded for ``commit``, or ``None`` if never listed."""
+        try:
+            data = json.loads((self.commit_dir(commit) / "variants.json").read_bytes())
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            return None
+        names = data.get("variants") if isinstance(data, dict) else None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            return None
+        return names
+
+    def write_variants(self, commit: str, names: list[str]) -> None:
+        atomic_write_text(self.commit_dir(commit) / "variants.json",
+                          json.dumps({"variants": sorted(names)}))

@@ -1,0 +1,115 @@
+"""Download one variant into the cache: fetch into a temporary sibling, verify, rename.
+
+A per-(repository, commit, variant) file lock makes N processes download once; the atomic
+rename keeps the cache correct even without it (a crash never leaves a half-written variant).
+
+A cached variant whose receipt no longer matches is hashed again. If it is really corrupt:
+online it is downloaded again (with a logged warning: the hub copy is the source of truth and
+is verified like any download); offline ``IntegrityError`` is raised, never importing it.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from kernelkit.artifact.metadata import MetadataError
+from kernelkit.errors import HubError, IntegrityError, OfflineError
+from kernelkit.hub.port import Hub
+from kernelkit.loader.cache import RepoCache
+from kernelkit.loader.verify import (
+    read_receipt,
+    receipt_matches,
+    reverify,
+    verify_variant,
+    write_receipt,
+)
+from kernelkit.util.fs import file_lock, replace_dir, temp_sibling
+
+log = logging.getLogger(__name__)
+
+
+class LazyHub:
+    """A hub constructed on first use: warm, pinned loads never construct one."""
+
+    def __init__(self, hub: Hub | None, factory: Callable[[], Hub]) -> None:
+        self._hub = hub
+        self._factory = factory
+
+    def get(self) -> Hub:
+        if self._hub is None:
+            self._hub = self._factory()
+        return self._hub
+
+
+def where(rc: RepoCache, commit: str, variant: str) -> str:
+    return f"{rc.repo_id}@{commit[:12]}:build/{variant}"
+
+
+def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
+                   offline: bool) -> Path:
+    """The verified cache directory of ``variant`` at ``commit``, downloading it if needed."""
+    final = rc.variant_dir(commit, variant)
+    if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
+        return final  # the warm path: one read and one stat per file, no hashing
+    if final.is_dir() and _reverified(rc, commit, variant, offline=offline):
+        return final
+    if offline:
+        raise OfflineError(
+            f"{where(rc, commit, variant)} is not in the cache ({rc.root}) and offline mode is on",
+            hint="download it first without KERNELKIT_OFFLINE/HF_HUB_OFFLINE set "
+                 "(e.g. `kernelkit download`), or unset offline mode",
+        )
+    with file_lock(rc.lock_path(commit, variant)):
+        # another process may have installed it while this one waited for the lock
+        if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
+            return final
+        download_variant(hub.get(), rc, commit, variant)
+    return final
+
+
+def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> bool:
+    """Hash a cached variant again; ``False`` (after a warning) if it must be downloaded again."""
+    label = where(rc, commit, variant)
+    try:
+        reverify(rc.variant_dir(commit, variant), rc.receipt_path(commit, variant), label)
+        return True
+    except (IntegrityError, MetadataError) as exc:
+        if offline:
+            raise IntegrityError(
+                getattr(exc, "file", label), getattr(exc, "expected", "?"),
+                getattr(exc, "actual", "?"),
+                hint=f"the cached copy is corrupt and offline mode is on; delete "
+                     f"{rc.variant_dir(commit, variant)} and download it again online",
+            ) from exc
+        log.warning("cached %s is corrupt (%s); downloading it again", label, exc.message)
+        return False
+
+
+def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str) -> None:
+    """Fetch ``build/<variant>/`` at ``commit``, verify its digest, move it into place."""
+    label = where(rc, commit, variant)
+    entries = hub.list_files(rc.repo_id, commit, f"build/{variant}")
+    paths = [e.path for e in entries if not _is_bytecode(e.path)]
+    if not paths:
+        raise HubError(f"{label}: the hub lists no files for this variant",
+                       hint="the repository layout is broken; ask its publisher to re-upload")
+    final = rc.variant_dir(commit, variant)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    stage = temp_sibling(final, "fetch")
+    stage.mkdir()
+    try:
+        hub.fetch(rc.repo_id, commit, paths, stage)
+        staged = stage / "build" / variant
+        metadata, digest = verify_variant(staged, label)  # before it can ever be imported
+        replace_dir(staged, final)
+        write_receipt(rc.receipt_path(commit, variant), final,
+                      own_digest=None if metadata.digest else digest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _is_bytecode(path: str) -> bool:
+    return path.endswith(".pyc") or "/__pycache__/" in f"/{path}"

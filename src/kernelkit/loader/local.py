@@ -1,0 +1,82 @@
+"""Kernels from local directories: ``get_local_kernel`` layouts and ``LOCAL_KERNELS``.
+
+Accepted layouts (upstream ``test_local_kernel_path_types``): a repository/snapshot root whose
+``build/`` holds variants, a ``build/`` directory itself, or one variant directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from kernelkit.errors import KernelkitError, Rejection, VariantNotFoundError
+from kernelkit.variants.choose import Decision, best_variant, rank_variants
+from kernelkit.variants.host import System
+from kernelkit.variants.name import parse_variant
+
+
+class KernelNotFoundError(KernelkitError, FileNotFoundError):
+    """A local path holds no kernel (a ``FileNotFoundError``, as upstream)."""
+
+
+class LocalKernelsError(KernelkitError, ValueError):
+    """``LOCAL_KERNELS`` is malformed (a ``ValueError``, as upstream)."""
+
+
+@functools.lru_cache(maxsize=8)
+def parse_local_kernels(value: str) -> dict[str, Path]:
+    """``repo_id=path[:repo_id=path...]`` -> ``{repo_id: path}`` (later entries win)."""
+    out: dict[str, Path] = {}
+    for entry in value.split(":"):
+        if "=" not in entry:
+            raise LocalKernelsError(
+                f"Invalid LOCAL_KERNELS entry: {entry}. Expected format: "
+                "repo_id_1=path_1:repo_id_2=path_2",
+            )
+        repo_id, path = entry.split("=", 1)
+        out[repo_id] = Path(path)
+    return out
+
+
+def find_local_variant(repo_path: Path, system: System) -> Path:
+    """The variant directory to import from ``repo_path`` (any of the three layouts)."""
+    repo_path = Path(os.path.abspath(repo_path))
+    for base in (repo_path, repo_path / "build"):
+        names = _variant_subdirs(base)
+        if not names:
+            continue
+        decisions = rank_variants(names, system)
+        best = best_variant(decisions)
+        if best is None:
+            raise VariantNotFoundError(str(repo_path), None, _rejections(decisions),
+                                       system=system.describe())
+        return base / best
+    if (repo_path / "metadata.json").is_file():
+        return repo_path  # a variant directory itself
+    raise KernelNotFoundError(
+        f"Could not find kernel in {repo_path}",
+        hint="point at a kernel repository, its build/ directory, or one variant directory "
+             "(a directory with metadata.json)",
+    )
+
+
+def _variant_subdirs(base: Path) -> list[str]:
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    names = []
+    for e in entries:
+        if not e.is_dir():
+            continue
+        try:
+            parse_variant(e.name)
+        except ValueError:
+            continue
+        names.append(e.name)
+    return names
+
+
+def _rejections(decisions: list[Decision]) -> list[Rejection]:
+    return [Rejection(d.variant, d.reason) for d in decisions if not d.accepted]

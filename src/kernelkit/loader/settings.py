@@ -1,0 +1,64 @@
+"""Loader settings: read from the environment once, at the public entry point.
+
+Lower layers take these values as explicit arguments and never read the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernelkit.util.paths import default_cache_dir
+
+#: Publishers trusted without ``trust_remote_code=True``. Upstream asks the Hugging Face Hub for
+#: an organisation's ``trustedKernelPublisher`` flag; kernelkit has no such service for local or
+#: git hubs, so it trusts this fixed list plus ``KERNELKIT_TRUSTED_PUBLISHERS``.
+DEFAULT_TRUSTED_PUBLISHERS: tuple[str, ...] = ("kernels-community",)
+
+if TYPE_CHECKING:
+    from kernelkit.hub.port import Hub
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the loader takes from the environment."""
+
+    cache_dir: Path
+    offline: bool
+    trusted_publishers: tuple[str, ...]
+    local_kernels: str | None
+    hub_spec: str | None
+    env: Mapping[str, str]
+
+    def open_hub(self) -> Hub:
+        """Construct the configured hub (only when a hub call is really needed)."""
+        from kernelkit.hub import open_hub  # type: ignore[attr-defined,unused-ignore]
+
+        hub: Hub = open_hub(self.hub_spec, env=self.env)
+        return hub
+
+
+def read_settings(env: Mapping[str, str] | None = None, *,
+                  cache_dir: Path | None = None) -> Settings:
+    """Read ``KERNELKIT_CACHE``, ``KERNELKIT_OFFLINE``/``HF_HUB_OFFLINE``,
+    ``KERNELKIT_TRUSTED_PUBLISHERS``, ``LOCAL_KERNELS`` and ``KERNELKIT_HUB``."""
+    env = dict(os.environ if env is None else env)
+    listed = env.get("KERNELKIT_TRUSTED_PUBLISHERS", "").split(",")
+    extra = tuple(p.strip() for p in listed if p.strip())
+    return Settings(
+        cache_dir=cache_dir if cache_dir is not None else default_cache_dir(env),
+        offline=_truthy(env.get("KERNELKIT_OFFLINE")) or _truthy(env.get("HF_HUB_OFFLINE")),
+        trusted_publishers=DEFAULT_TRUSTED_PUBLISHERS + extra,
+        local_kernels=env.get("LOCAL_KERNELS") or None,
+        hub_spec=env.get("KERNELKIT_HUB") or None,
+        env=env,
+    )
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in _TRUE
