@@ -1,0 +1,132 @@
+"""Plan one variant build (pure): its name, op namespace, CMake definitions, CUDA capabilities.
+
+Every check that can fail before compiling happens here, so a bad request fails fast with a
+message that names the variant and says what to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kernelkit.build.probe import TorchEnv
+from kernelkit.build.toolkit import CudaToolkit
+from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
+from kernelkit.generate import cuda_archs
+from kernelkit.generate.ids import ops_name
+from kernelkit.manifest.model import BUILDABLE_BACKENDS, Manifest, TorchFramework, Version
+from kernelkit.variants.name import format_torch_variant
+
+
+@dataclass(frozen=True)
+class VariantPlan:
+    variant: str
+    backend: str
+    ops_name: str
+    unique_id: str
+    cxx_standard: int
+    # CUDA only: final capabilities per (not skipped) component, and metadata's backend.archs.
+    component_archs: dict[str, list[str]] = field(default_factory=dict)
+    archs: tuple[str, ...] | None = None
+    cuda_version: str | None = None
+
+    def cmake_defines(self) -> dict[str, str]:
+        defines = {"KK_BACKEND": self.backend}
+        for name, caps in sorted(self.component_archs.items()):
+            defines[f"KK_CUDA_ARCHS_{name}"] = ";".join(caps)
+        return defines
+
+
+def _major_minor(version: str) -> Version:
+    parts = version.split("+")[0].split(".")
+    return Version.parse(".".join(parts[:2]))
+
+
+def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
+    """``[torch] minver/maxver`` (inclusive; ``maxver = "2.12"`` admits 2.12.x)."""
+    torch = manifest.framework
+    assert isinstance(torch, TorchFramework)
+    have = Version.parse(env.torch_release)
+    where = f"{manifest.path or 'build.toml'}: [torch]"
+    if torch.minver is not None and have < torch.minver:
+        raise NotBuildableError(f"variant {variant}",
+                                f"torch {env.torch_release} is older than {where} minver = "
+                                f"\"{torch.minver}\"", hint="use an environment with a newer torch")
+    if torch.maxver is not None and _major_minor(env.torch_release) > torch.maxver:
+        raise NotBuildableError(f"variant {variant}",
+                                f"torch {env.torch_release} is newer than {where} maxver = "
+                                f"\"{torch.maxver}\"", hint="use an environment with an older torch")
+
+
+def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
+    where = manifest.path or "build.toml"
+    if not isinstance(manifest.framework, TorchFramework):
+        raise NotBuildableError(f"{where}", "only [torch] kernels can be compiled by kernelkit")
+    if backend not in manifest.general.backends:
+        raise KernelkitError(f"{where}: backend {backend} is not in general.backends "
+                             f"{list(manifest.general.backends)}",
+                             hint="add it to general.backends or build another backend")
+    if backend not in BUILDABLE_BACKENDS:
+        raise NotBuildableError(f"backend {backend}", "kernelkit builds only cpu and cuda "
+                                "variants", hint="build this backend with upstream kernel-builder")
+    if backend == "cuda" and not env.cuda:
+        raise NotBuildableError("backend cuda", f"torch {env.torch_version} of {env.python} "
+                                "has no CUDA support", hint="pass --python with a CUDA torch")
+    if manifest.framework.stable_abi_for(backend) is not None:
+        raise NotBuildableError(f"backend {backend}", "[torch] stable-abi builds are not "
+                                "supported by kernelkit yet")
+
+
+def check_toolkit(manifest: Manifest, env: TorchEnv, toolkit: CudaToolkit, variant: str) -> None:
+    if _major_minor(toolkit.version) != _major_minor(env.cuda or ""):
+        raise NotBuildableError(f"variant {variant}", f"the CUDA toolkit at {toolkit.root} is "
+                                f"{toolkit.version} but torch was built with CUDA {env.cuda}",
+                                hint=f"install CUDA {env.cuda} and point CUDA_HOME at it")
+    bounds = manifest.general.cuda
+    have = _major_minor(toolkit.version)
+    if bounds and ((bounds.minver and have < bounds.minver)
+                   or (bounds.maxver and have > bounds.maxver)):
+        raise NotBuildableError(f"variant {variant}", f"CUDA {toolkit.version} is outside "
+                                f"[general.cuda] minver/maxver ({bounds.minver}, {bounds.maxver})")
+
+
+def plan_cuda_archs(manifest: Manifest, targets: list[str], toolkit_version: str,
+                    variant: str) -> dict[str, list[str]]:
+    """Final capabilities of each CUDA component (components needing a newer CUDA skipped)."""
+    have = _major_minor(toolkit_version)
+    out: dict[str, list[str]] = {}
+    for comp in sorted(manifest.kernels_for("cuda"), key=lambda k: k.name):
+        if comp.cuda_minver is not None and have < comp.cuda_minver:
+            continue
+        declared = list(comp.cuda_capabilities) if comp.cuda_capabilities else None
+        caps = cuda_archs.component_capabilities(declared, targets)
+        if not caps:
+            raise BuildError(variant, f"CUDA kernel: {comp.name}, empty set of capabilities after "
+                             f"intersection of {declared} with {targets}",
+                             hint=f"fix [kernel.{comp.name}] cuda-capabilities")
+        out[comp.name] = caps
+    return out
+
+
+def plan_variant(manifest: Manifest, env: TorchEnv, backend: str, uid: str, *,
+                 toolkit: CudaToolkit | None = None,
+                 cuda_capabilities: list[str] | None = None) -> VariantPlan:
+    """The complete plan of one variant; raises before any compile if it cannot be built."""
+    check_backend(manifest, env, backend)
+    cuda_version = env.cuda if backend == "cuda" else None
+    variant = format_torch_variant(env.torch_release, backend, cuda_version, env.machine, env.os)
+    check_torch_bounds(manifest, env, variant)
+    cxx = 17 if Version.parse(env.torch_release) < Version.parse("2.12") else 20
+    plan = VariantPlan(variant=variant, backend=backend, unique_id=uid, cxx_standard=cxx,
+                       ops_name=ops_name(manifest.general.python_name, backend, uid))
+    if backend != "cuda":
+        return plan
+    if toolkit is None:
+        raise NotBuildableError(f"variant {variant}", "no CUDA toolkit found",
+                                hint="set CUDA_HOME or put nvcc on PATH")
+    check_toolkit(manifest, env, toolkit, variant)
+    targets = cuda_capabilities or cuda_archs.default_capabilities(toolkit.version)
+    comps = plan_cuda_archs(manifest, targets, toolkit.version, variant)
+    return VariantPlan(variant=variant, backend=backend, unique_id=uid, cxx_standard=cxx,
+                       ops_name=plan.ops_name, component_archs=comps,
+                       archs=tuple(cuda_archs.metadata_archs(list(comps.values()))),
+                       cuda_version=toolkit.version)

@@ -1,0 +1,70 @@
+"""Describe the Python environment a kernel is built for, as JSON written to ``argv[1]``.
+
+Standalone on purpose (standard library + torch only): ``kernelkit.build.probe`` runs it with
+the target interpreter and ``kernelkit create-pyproject`` copies it verbatim to
+``cmake/kernelkit_torch_info.py`` where the generated CMake reads the same facts.
+"""
+
+import glob
+import json
+import os
+import platform
+import site
+import sys
+import sysconfig
+
+
+def _site_packages():
+    paths = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    paths.append(sysconfig.get_paths()["purelib"])
+    paths.append(sysconfig.get_paths()["platlib"])
+    out = []
+    for p in paths:
+        if os.path.isdir(p) and os.path.realpath(p) not in [os.path.realpath(q) for q in out]:
+            out.append(p)
+    return out
+
+
+def describe():
+    sp = _site_packages()
+    info = {
+        "python_executable": sys.executable,
+        "python_version": ".".join(str(v) for v in sys.version_info[:3]),
+        "python_include": sysconfig.get_paths()["include"],
+        "machine": platform.machine(),
+        "os": sys.platform,
+        "site_packages": sp,
+    }
+    try:
+        import torch
+        import torch.utils
+    except Exception as exc:  # noqa: BLE001 - reported to the caller as data
+        info["error"] = f"cannot import torch: {type(exc).__name__}: {exc}"
+        return info
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    info.update(
+        torch_version=torch.__version__,
+        cuda=torch.version.cuda,
+        hip=getattr(torch.version, "hip", None),
+        cxx11_abi=bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+        cmake_prefix_path=torch.utils.cmake_prefix_path,
+        torch_dir=torch_dir,
+        torch_include_dirs=[os.path.join(torch_dir, "include"),
+                            os.path.join(torch_dir, "include", "torch", "csrc", "api", "include")],
+        torch_lib_dir=os.path.join(torch_dir, "lib"),
+        # CUDA library headers torch includes (cublas, cusparse, ...) ship in nvidia-* wheels.
+        nvidia_include_dirs=sorted(
+            d for p in sp for d in glob.glob(os.path.join(p, "nvidia", "*", "include"))
+            if os.path.isdir(d)
+        ),
+    )
+    return info
+
+
+if __name__ == "__main__":
+    data = json.dumps(describe(), indent=1)
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w", encoding="utf-8") as fh:
+            fh.write(data)
+    else:
+        print(data)
