@@ -1,0 +1,56 @@
+# Run by `kernelkit check` in a fresh interpreter with `python -c`: stdlib and torch only
+# (the interpreter under test need not have kernelkit). Prints one JSON line prefixed with
+# KERNELKIT_PROBE= . Usage: python -c SOURCE env              -> facts about torch
+#                           python -c SOURCE import DIR ID   -> import the variant at DIR
+import importlib.util
+import json
+import sys
+
+
+def _torch_facts():
+    import torch
+
+    return {"torch": torch.__version__.split("+")[0], "cuda": torch.version.cuda,
+            "hip": getattr(torch.version, "hip", None),
+            "xpu": getattr(torch.version, "xpu", None), "python": sys.version.split()[0]}
+
+
+def _op_facts(torch, ns):
+    from torch._library.simple_registry import singleton
+
+    ops = {}
+    for name in torch._C._dispatch_get_all_op_names():
+        if not name.startswith(ns + "::"):
+            continue
+        has = torch._C._dispatch_has_kernel_for_dispatch_key
+        fake = singleton.find(name).fake_impl.kernel is not None
+        # composite kernels run on fake tensors too (explicit ones are registered for Meta)
+        composite = (has(name, "CompositeImplicitAutograd")
+                     or has(name, "CompositeExplicitAutograd"))
+        ops[name] = {"meta": has(name, "Meta"), "fake": fake, "composite": composite}
+    return ops
+
+
+def _import(variant_dir, ns):
+    import torch
+
+    name = ns + "_kernelkit_check"
+    spec = importlib.util.spec_from_file_location(
+        name, variant_dir + "/__init__.py", submodule_search_locations=[variant_dir])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    ops_mod = sys.modules.get(name + "._ops")
+    prefix = getattr(ops_mod, "add_op_namespace_prefix", None)
+    ops = getattr(ops_mod, "ops", None)
+    return {"prefix": prefix("x") if callable(prefix) else None,
+            "ops_namespace": getattr(ops, "name", None),
+            "all": list(getattr(module, "__all__", [])), "ops": _op_facts(torch, ns)}
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "env":
+        result = _torch_facts()
+    else:
+        result = _import(sys.argv[2], sys.argv[3])
+    print("KERNELKIT_PROBE=" + json.dumps(result))

@@ -1,0 +1,147 @@
+"""``check_build``: every compliance rule over every variant of a build tree."""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+
+from kernelkit.artifact.metadata import Metadata, MetadataError
+from kernelkit.check.elf import ElfReadError, read_elf
+from kernelkit.check.elf_rules import check_elf
+from kernelkit.check.import_rules import check_import
+from kernelkit.check.layout_rules import check_digest, check_files, check_metadata, rel
+from kernelkit.check.ops_rules import python_files, unprefixed_registrations
+from kernelkit.check.report import Finding, Report, finding, sort_findings
+from kernelkit.variants.name import Variant, parse_variant
+
+
+def _parse(name: str) -> Variant | None:
+    try:
+        return parse_variant(name)
+    except ValueError:
+        return None
+
+
+def _is_variant_dir(d: Path) -> bool:
+    return d.is_dir() and not d.name.startswith(".") and (
+        (d / "metadata.json").is_file() or _parse(d.name) is not None)
+
+
+def find_variant_dirs(path: Path) -> list[Path]:
+    """``path`` itself when it is a variant, else the variant directories of the first of
+    ``path/result``, ``path/build``, ``path`` that has any (a directory counts when it holds a
+    metadata.json or is named like a variant)."""
+    named = _parse(path.name) is not None
+    if (path / "metadata.json").is_file() or (named and (path / "__init__.py").exists()):
+        return [path]
+    for base in (path / "result", path / "build", path):
+        if base.is_dir():
+            found = sorted(d for d in base.iterdir() if _is_variant_dir(d))
+            if found:
+                return found
+    return []
+
+
+def check_build(path: Path, *, python: Path | None = None,
+                variant_pythons: Mapping[str, Path] | None = None,
+                import_check: bool = True, python_abi: str = "3.9") -> Report:
+    """Check every variant under ``path`` (a project, its ``build/``, or one variant).
+
+    Imports run in a fresh ``variant_pythons[variant]`` or ``python`` (default: this
+    interpreter); ``import_check=False`` skips them (static checks only).
+    """
+    dirs = find_variant_dirs(path)
+    if not dirs:
+        f = finding("no-variants", "", f"{path}: no build variants found (no directory holding "
+                    "a metadata.json or named like a variant)")
+        return Report(path, (), (f,))
+    findings: list[Finding] = []
+    metas: dict[str, Metadata] = {}
+    for vdir in dirs:
+        interp = (variant_pythons or {}).get(vdir.name) or python or Path(sys.executable)
+        meta, found = _check_variant(vdir, interp if import_check else None, python_abi)
+        findings += found
+        if meta is not None:
+            metas[vdir.name] = meta
+    findings += _tree_rules(metas)
+    return Report(path, tuple(d.name for d in dirs), sort_findings(findings))
+
+
+def _check_variant(vdir: Path, python: Path | None, python_abi: str
+                   ) -> tuple[Metadata | None, list[Finding]]:
+    name = vdir.name
+    variant = _parse(name)
+    out: list[Finding] = []
+    if variant is None:
+        out.append(finding("variant-name", name, f"{name!r} is not a variant name"))
+    meta = _read_metadata(vdir, out)
+    out += check_files(vdir, variant, meta)
+    if meta is not None:
+        out += check_metadata(vdir, variant, meta)
+        out += check_digest(vdir, meta)
+    out += _elf_rules(vdir, python_abi)
+    out += _registration_rules(vdir)
+    importable = not any(f.code in ("missing-init", "missing-ops") for f in out)
+    if python is not None and meta is not None and variant is not None and importable:
+        out += check_import(vdir, variant, meta, python)
+    return meta, out
+
+
+def _read_metadata(vdir: Path, out: list[Finding]) -> Metadata | None:
+    path = vdir / "metadata.json"
+    if not path.is_file():
+        out.append(finding("missing-metadata", vdir.name, "metadata.json is missing",
+                           file="metadata.json"))
+        return None
+    try:
+        return Metadata.read(path)
+    except MetadataError as exc:
+        out.append(finding("invalid-metadata", vdir.name, exc.message, file="metadata.json"))
+        return None
+
+
+def _elf_rules(vdir: Path, python_abi: str) -> list[Finding]:
+    out: list[Finding] = []
+    for lib in sorted(p for p in vdir.rglob("*.so") if p.is_file()):
+        file = rel(lib, vdir)
+        try:
+            facts = read_elf(lib)
+        except ElfReadError as exc:
+            out.append(finding("unreadable-elf", vdir.name, exc.message, file=file))
+            continue
+        out += check_elf(facts, vdir.name, file, python_abi=python_abi)
+    return out
+
+
+def _registration_rules(vdir: Path) -> list[Finding]:
+    out: list[Finding] = []
+    for py in python_files(vdir):
+        file = rel(py, vdir)
+        try:
+            regs = unprefixed_registrations(py.read_text(encoding="utf-8"), file)
+        except (SyntaxError, UnicodeDecodeError) as exc:
+            out.append(finding("import-failed", vdir.name, f"{file} does not parse: {exc}",
+                               file=file, fix="fix the syntax error and rebuild"))
+            continue
+        out += [finding("op-registration", vdir.name,
+                        f"{file}:{r.line}: @{r.kind} on {r.name} does not use "
+                        "add_op_namespace_prefix(...)", file=file) for r in regs]
+    return out
+
+
+def _tree_rules(metas: Mapping[str, Metadata]) -> list[Finding]:
+    out: list[Finding] = []
+    kernels = {(m.name, m.version) for m in metas.values()}
+    if len(kernels) > 1:
+        listing = ", ".join(f"{v}: {m.name} v{m.version}" for v, m in sorted(metas.items()))
+        out.append(finding("inconsistent-kernel", "", f"variants disagree: {listing}"))
+    ids: dict[str, set[str]] = defaultdict(set)
+    for m in metas.values():
+        ids[m.backend].add(m.id)
+    for backend, found in sorted(ids.items()):
+        if len(found) > 1:
+            out.append(finding("namespace-mismatch", "", f"{backend} variants use "
+                               f"{len(found)} op namespaces: {', '.join(sorted(found))}"))
+    return out

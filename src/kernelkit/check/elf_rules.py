@@ -1,0 +1,56 @@
+"""Rules over one shared library's ELF facts: manylinux symbol versions, abi3, DT_NEEDED, RPATH."""
+
+from __future__ import annotations
+
+from kernelkit.check.elf import ElfFacts
+from kernelkit.check.policy import manylinux_policy, needed_policy, stable_abi
+from kernelkit.check.report import Finding, finding
+
+
+def check_elf(facts: ElfFacts, variant: str, file: str, *, python_abi: str = "3.9"
+              ) -> list[Finding]:
+    """Every finding for one library (``file`` is its path inside the variant)."""
+    return (_manylinux(facts, variant, file) + _abi3(facts, variant, file, python_abi)
+            + _needed(facts, variant, file) + _rpath(facts, variant, file))
+
+
+def _manylinux(facts: ElfFacts, variant: str, file: str) -> list[Finding]:
+    policy = manylinux_policy()
+    if facts.arch not in policy.symbol_versions:
+        return [finding("manylinux", variant, f"architecture {facts.arch} has no "
+                        f"{policy.name} policy", file=file,
+                        fix="build for x86_64 or aarch64")]
+    out = []
+    for sym in facts.undefined:
+        why = sym.version and policy.violation(facts.arch, sym.version)
+        if why:
+            out.append(finding("manylinux", variant,
+                               f"{sym.name}@{sym.version} (from {sym.library}): {why}", file=file))
+    return out
+
+
+def _abi3(facts: ElfFacts, variant: str, file: str, python_abi: str) -> list[Finding]:
+    abi = stable_abi()
+    out = []
+    for sym in facts.undefined:
+        why = abi.violation(sym.name, python_abi)
+        if why:
+            out.append(finding("abi3", variant, why, file=file))
+    return out
+
+
+def _needed(facts: ElfFacts, variant: str, file: str) -> list[Finding]:
+    policy = needed_policy()
+    return [finding("needed-library", variant, f"DT_NEEDED {lib} is not an allowed dependency",
+                    file=file)
+            for lib in facts.needed if not policy.allows(lib)]
+
+
+def _rpath(facts: ElfFacts, variant: str, file: str) -> list[Finding]:
+    out = []
+    for kind, entries in (("RPATH", facts.rpath), ("RUNPATH", facts.runpath)):
+        for entry in entries:
+            if not (entry == "$ORIGIN" or entry.startswith(("$ORIGIN/", "${ORIGIN}"))):
+                out.append(finding("rpath", variant, f"{kind} entry {entry!r} is not "
+                                   "$ORIGIN-relative", file=file))
+    return out

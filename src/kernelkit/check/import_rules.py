@@ -1,0 +1,126 @@
+"""Import each variant in a fresh interpreter and inspect its ops (namespace, fake kernels).
+
+The interpreter must match the variant (torch version, CUDA/ROCm build); otherwise the import
+is skipped with a warning naming what to pass, instead of reporting a false failure.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kernelkit.artifact.metadata import Metadata
+from kernelkit.check.report import Finding, finding
+from kernelkit.util.run import run
+from kernelkit.variants.name import Variant
+
+PROBE_SOURCE = (Path(__file__).parent / "_probe_source.py").read_text(encoding="utf-8")
+_MARK = "KERNELKIT_PROBE="
+IMPORT_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class TorchEnv:
+    python: Path
+    torch: tuple[int, int] | None  # None: torch not importable
+    cuda: tuple[int, int] | None
+    hip: str | None
+    error: str = ""
+
+    def describe(self) -> str:
+        if self.torch is None:
+            return f"{self.python} (no usable torch: {self.error})"
+        build = f"CUDA {self.cuda[0]}.{self.cuda[1]}" if self.cuda else (
+            f"ROCm {self.hip}" if self.hip else "CPU")
+        return f"{self.python} (torch {self.torch[0]}.{self.torch[1]}, {build})"
+
+
+def _run_probe(python: Path, args: list[str]) -> tuple[dict[str, Any] | None, str]:
+    with tempfile.TemporaryDirectory(prefix="kernelkit-check-") as cwd:
+        try:
+            proc = run([python, "-c", PROBE_SOURCE, *args], cwd=cwd, check=False,
+                       timeout=IMPORT_TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return None, str(exc)
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK):]), proc.stdout
+    return None, proc.stdout
+
+
+def _xy(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    parts = text.split(".")
+    return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+
+
+@lru_cache(maxsize=16)
+def probe_env(python: Path) -> TorchEnv:
+    """What torch the interpreter has (one subprocess per interpreter, cached)."""
+    data, output = _run_probe(python, ["env"])
+    if data is None:
+        tail = output.strip().splitlines()[-1:] or ["no output"]
+        return TorchEnv(python, None, None, None, tail[0])
+    return TorchEnv(python, _xy(data["torch"]), _xy(data["cuda"]), data["hip"])
+
+
+def mismatch(variant: Variant, env: TorchEnv) -> str | None:
+    """Why ``env`` cannot load ``variant`` (``None``: it can)."""
+    if env.torch is None:
+        return "it has no usable torch"
+    if variant.framework == "tvm-ffi":
+        return "tvm-ffi variants are not import-checked"
+    fv = variant.framework_version
+    if variant.framework == "torch" and fv is not None and fv != env.torch:
+        return f"the variant needs torch {fv[0]}.{fv[1]}"
+    if variant.framework == "torch-stable-abi" and fv is not None and env.torch < fv:
+        return f"the variant needs torch >= {fv[0]}.{fv[1]}"
+    if variant.backend == "cuda":
+        want = variant.backend_version
+        if env.cuda is None or (want is not None and env.cuda[0] != want[0]):
+            return "the variant needs a CUDA build of torch" + (
+                f" (CUDA {want[0]}.x)" if want else "")
+    if variant.backend == "rocm" and env.hip is None:
+        return "the variant needs a ROCm build of torch"
+    if variant.backend not in ("cpu", "cuda", "rocm", "universal"):
+        return f"the {variant.backend} backend is not import-checked"
+    return None
+
+
+def check_import(variant_dir: Path, variant: Variant, meta: Metadata, python: Path,
+                 ) -> list[Finding]:
+    """Import the variant with ``python`` (if it matches) and check its ops."""
+    name = variant.name
+    env = probe_env(python)
+    why = mismatch(variant, env)
+    if why is not None:
+        return [finding("import-skipped", name, f"not imported with {env.describe()}: {why}",
+                        fix=f"pass an interpreter for {name}: --variant-python "
+                        f"{name}=/path/to/python (or --python)")]
+    data, output = _run_probe(python, ["import", str(variant_dir.resolve()), meta.id])
+    if data is None:
+        tail = "\n".join(output.strip().splitlines()[-12:])
+        return [finding("import-failed", name, f"importing with {python} failed:\n{tail}",
+                        file="__init__.py")]
+    return _ops_findings(name, meta.id, data)
+
+
+def _ops_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:
+    out = []
+    if data.get("prefix") != f"{ns}::x" or data.get("ops_namespace") != ns:
+        out.append(finding(
+            "ops-namespace", variant,
+            f"_ops.py gives add_op_namespace_prefix('x') = {data.get('prefix')!r} and ops "
+            f"namespace {data.get('ops_namespace')!r}; expected {ns + '::x'!r} and {ns!r}",
+            file="_ops.py"))
+    for op, facts in sorted(data.get("ops", {}).items()):
+        if not (facts["meta"] or facts["fake"] or facts["composite"]):
+            out.append(finding("no-fake", variant,
+                               f"op {op} has no fake (meta) implementation"))
+    return out
