@@ -7,7 +7,6 @@ kernel is only downloaded/imported when ``kernelize`` first needs it.
 from __future__ import annotations
 
 import inspect
-import json
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -140,31 +139,30 @@ class LocalLayerRepository:
 class LockedLayerRepository:
     """A layer of a hub kernel pinned by a ``kernels.lock`` file.
 
-    The lock is read when the repository is created: from ``lockfile``, or (``None``) from the
-    ``kernels.lock`` installed with the distribution of the calling package. ``load()`` then
-    loads exactly the locked revision.
+    The lock is read when the repository is created: from ``lockfile`` (a file, or a directory
+    holding one), or with ``None`` from the caller's project / installed distribution
+    (``kernelkit.lock.discover``). ``load()`` loads exactly the locked commit and verifies
+    the variant against the lock's hash (``kernelkit.lock.api.get_locked_kernel``). A locked
+    pin was chosen by the project that wrote the lock, so no trust check is made;
+    ``trust_remote_code`` is accepted for upstream compatibility.
     """
 
     def __init__(self, repo_id: str, *, lockfile: Path | str | None = None, layer_name: str,
                  trust_remote_code: TrustArg = False) -> None:
         self.repo_id = repo_id
         self.layer_name = layer_name
-        self.lockfile = Path(lockfile) if lockfile is not None else None
         self._trust = _frozen_trust(trust_remote_code)
-        if self.lockfile is not None:
-            self.revision = locked_revision(repo_id, self.lockfile)
-        else:
-            self.revision = _caller_locked_revision(repo_id, inspect.stack()[1:])
+        self.lockfile = _lockfile_path(lockfile)
+        self.revision = locked_revision(repo_id, self.lockfile)
 
     def load(self) -> type[nn.Module]:
-        from kernelkit.loader.api import get_kernel
+        from kernelkit.lock.api import get_locked_kernel
 
-        kernel = get_kernel(self.repo_id, revision=self.revision,
-                            trust_remote_code=_trust_arg(self._trust))
+        kernel = get_locked_kernel(self.repo_id, lockfile=self.lockfile)
         return get_kernel_layer(self, kernel, self.layer_name)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.layer_name, self.repo_id, self.revision, self._trust)
+        return (self.layer_name, self.repo_id, self.revision, self.lockfile, self._trust)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LockedLayerRepository) and self._key() == other._key()
@@ -178,56 +176,24 @@ class LockedLayerRepository:
     __repr__ = __str__
 
 
-# --- kernels.lock (upstream-loader.md §3.3) --------------------------------------------------
+def _lockfile_path(lockfile: Path | str | None) -> Path:
+    from kernelkit.lock.lockfile import LOCK_NAME
 
+    if lockfile is None:
+        from kernelkit.lock.discover import find_lockfile
 
-def _sha_from_lock_text(repo_id: str, text: str, where: str) -> str | None:
-    try:
-        entries = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LockError(f"{where}: not valid JSON: {exc}",
-                        hint="regenerate it with `kernelkit lock`") from exc
-    if not isinstance(entries, list):
-        raise LockError(f"{where}: expected a JSON list of locked kernels",
-                        hint="regenerate it with `kernelkit lock`")
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("repo_id") == repo_id:
-            sha = entry.get("sha")
-            if not isinstance(sha, str) or not sha:
-                raise LockError(f"{where}: entry for {repo_id} has no `sha`",
-                                hint="regenerate it with `kernelkit lock`")
-            return sha
-    return None
+        return find_lockfile()
+    path = Path(lockfile)
+    return path / LOCK_NAME if path.is_dir() else path
 
 
 def locked_revision(repo_id: str, lockfile: Path) -> str:
-    """The commit ``lockfile`` pins ``repo_id`` to."""
-    try:
-        text = lockfile.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise LockError(f"lock file {lockfile} does not exist",
-                        hint="create it with `kernelkit lock <project>`") from exc
-    sha = _sha_from_lock_text(repo_id, text, str(lockfile))
-    if sha is None:
+    """The commit ``lockfile`` (``kernels.lock``, upstream-loader.md §3.3) pins ``repo_id`` to."""
+    from kernelkit.lock.lockfile import find_lock, read_locks
+
+    lock = find_lock(read_locks(lockfile), repo_id)
+    if lock is None:
         raise LayerLockError(f"Kernel `{repo_id}` is not locked in {lockfile}",
-                             hint="add it to [tool.kernels.dependencies] and run "
+                             hint=f'add "{repo_id}" to [tool.kernels.dependencies] and run '
                                   "`kernelkit lock <project>`")
-    return sha
-
-
-def _caller_locked_revision(repo_id: str, stack: list[inspect.FrameInfo]) -> str:
-    """The pin from the ``kernels.lock`` of the first calling package outside kernelkit."""
-    from importlib.metadata import distribution, packages_distributions
-
-    package = next((f.frame.f_globals.get("__name__", "").split(".")[0] for f in stack
-                    if not f.frame.f_globals.get("__name__", "").startswith("kernelkit")), "")
-    for dist_name in packages_distributions().get(package, []):
-        text = distribution(dist_name).read_text("kernels.lock")
-        if text is not None:
-            sha = _sha_from_lock_text(repo_id, text, f"kernels.lock of {dist_name}")
-            if sha is not None:
-                return sha
-    raise LayerLockError(f"Kernel `{repo_id}` is not locked (no kernels.lock entry in the "
-                         f"distribution of package {package or '<unknown>'!r})",
-                         hint="pass lockfile=..., or lock it with `kernelkit lock <project>` "
-                              "and reinstall the project")
+    return lock.sha
