@@ -31,10 +31,12 @@ import hashlib
 import json
 import re
 import tempfile
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -258,8 +260,38 @@ def drift(entry: LockedVariant, installed: Mapping[str, str],
 # --- resolving (writing a lock) -------------------------------------------------------------
 
 
+@cache
+def index_reachable(url: str, timeout: float = 5.0) -> bool:
+    """Does ``url`` answer at all (any HTTP status)? Checked once per process, so an offline
+    machine does not pay pip's retries for every variant."""
+    if url.startswith("file:"):
+        return file_url_path(url) is not None and bool(file_url_path(url).exists())  # type: ignore[union-attr]
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)  # noqa: S310
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+    return True
+
+
+def needs_index(exc: CommandError, index_url: str | None) -> bool:
+    """Should a pip call that failed with ``exc`` be retried with ``index_url`` added?
+
+    Raises :class:`LockError` when the wheel is missing and the index cannot be reached."""
+    if index_url is None or not _not_found(exc):
+        return False
+    if not index_reachable(index_url):
+        raise LockError(f"the configured pip sources have no matching wheel and {index_url} "
+                        "cannot be reached (offline?)",
+                        hint="connect to the internet or add the wheel to a pip find-links dir")
+    return True
+
+
 def _not_found(exc: CommandError) -> bool:
-    return "No matching distribution" in exc.output_tail or "from versions: none" in exc.output_tail
+    tail = exc.output_tail  # a version pip cannot find under a constraint: ResolutionImpossible
+    return any(s in tail for s in ("No matching distribution", "from versions: none",
+                                   "ResolutionImpossible"))
 
 
 def pip_report(python: Path, requirements: list[str], *, index_url: str | None,
@@ -275,7 +307,7 @@ def pip_report(python: Path, requirements: list[str], *, index_url: str | None,
         try:
             run(cmd, log_path=log_path, what="pip (resolve)")
         except CommandError as exc:
-            if index_url is None or not _not_found(exc):
+            if not needs_index(exc, index_url) or index_url is None:
                 raise
             run([*cmd, "--extra-index-url", index_url], log_path=log_path, what="pip (resolve)")
         return dict(json.loads(report.read_text(encoding="utf-8")))
@@ -328,12 +360,19 @@ def lock_target(target: BuildTarget, *, python: Path, matrix: Matrix | None = No
                 toolkit = wheels_from_report(pip_report(
                     python, wheels.requirements(target.backend_version),
                     index_url=target.pin.index_url, log_path=log_path))
-        except CommandError:
+        except (CommandError, LockError):
             note = (f"{target.variant}: CUDA {target.backend_version} toolkit wheels are not "
                     "available; builds need a system nvcc of that version")
     entry = LockedVariant(target.variant, target.pin.requirement, target.pin.index_url,
                           python_version(python), wheels_from_report(report), toolkit)
     return entry, note
+
+
+def _first_line(exc: Exception) -> str:
+    if isinstance(exc, CommandError):
+        lines = [ln for ln in exc.output_tail.splitlines() if ln.startswith("ERROR")]
+        return lines[-1] if lines else f"exit code {exc.returncode}"
+    return str(exc).splitlines()[0]
 
 
 def lockable(target: BuildTarget, host_system: str) -> str | None:
@@ -362,10 +401,9 @@ def lock_project(targets: Iterable[BuildTarget], *, python: Path, host_system: s
             continue
         try:
             entry, note = lock_target(target, python=python, log_path=log_path)
-        except CommandError as exc:
+        except (CommandError, LockError) as exc:
             req = target.pin.requirement if target.pin else "torch"
-            skipped.append((target.variant, f"pip cannot resolve {req} (exit {exc.returncode}); "
-                                            f"see {log_path or 'the pip output'}"))
+            skipped.append((target.variant, f"pip cannot resolve {req}: {_first_line(exc)}"))
             if previous and target.variant in previous.variants:
                 entries[target.variant] = previous.variants[target.variant]
             continue

@@ -1,0 +1,85 @@
+"""The build cache: skip a variant whose inputs did not change since its last successful build.
+
+The key hashes the sources (every file the manifest references, build.toml, the torch-ext
+package), the toolchain (lock entry digest + the environment's installed distributions + the
+CUDA toolkit), the kernelkit version and the CUDA capabilities. Keys of successful builds are
+kept in ``<out_root>/.kernelkit-cache.json`` (and in each variant's metadata provenance).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernelkit._version import __version__
+from kernelkit.manifest.model import Manifest, TorchFramework, TvmFfi
+from kernelkit.util.fs import atomic_write_text, file_lock
+
+CACHE_FILE = ".kernelkit-cache.json"
+
+
+
+def source_files(manifest: Manifest) -> list[Path]:
+    """Every file the build reads: build.toml, [torch] src/include, kernel src/include, and the
+    ``torch-ext/<python_name>/`` package."""
+    root = manifest.root.resolve()
+    rels: list[str] = ["build.toml"]
+    fw = manifest.framework
+    if isinstance(fw, (TorchFramework, TvmFfi)):
+        rels += [*fw.src, *fw.include]
+    for k in manifest.kernels:
+        rels += [*k.src, *k.include]
+    rels.append(f"torch-ext/{manifest.general.python_name}")
+    files: set[Path] = set()
+    for rel in rels:
+        path = root / rel
+        if path.is_dir():
+            files.update(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        elif path.is_file():
+            files.add(path)
+    return sorted(files)
+
+
+def source_digest(manifest: Manifest) -> str:
+    root = manifest.root.resolve()
+    h = hashlib.sha256()
+    for path in source_files(manifest):
+        h.update(f"{path.relative_to(root).as_posix()}\0".encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return "sha256:" + h.hexdigest()
+
+
+def env_fingerprint(env_dir: Path | None) -> str:
+    """Installed distributions of an environment, read from its ``*.dist-info`` names (cheap:
+    no interpreter start), so a changed environment changes the key."""
+    if env_dir is None:
+        return "kernelkit-python:" + sys.executable
+    names = sorted(p.name for p in (env_dir / "lib").glob("python*/site-packages/*.dist-info"))
+    return hashlib.sha256("\n".join([str(env_dir), *names]).encode()).hexdigest()
+
+
+def cache_key(*, sources: str, toolchain: str, capabilities: Sequence[str] | None,
+              variant: str) -> str:
+    text = json.dumps({"sources": sources, "toolchain": toolchain, "kernelkit": __version__,
+                       "capabilities": list(capabilities or []), "variant": variant},
+                      sort_keys=True)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_cache(out_root: Path) -> dict[str, str]:
+    try:
+        data = json.loads((out_root / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.get("variants", {}).items() if isinstance(v, str)}
+
+
+def record_cache(out_root: Path, variant: str, key: str) -> None:
+    with file_lock(out_root / f"{CACHE_FILE}.lock"):
+        current = read_cache(out_root)
+        current[variant] = key
+        atomic_write_text(out_root / CACHE_FILE, json.dumps(
+            {"kernelkit": __version__, "variants": dict(sorted(current.items()))}, indent=2) + "\n")

@@ -1,0 +1,63 @@
+"""``kernelkit toolchain lock|verify [KERNEL_DIR]``: pin every variant's build environment
+(wheels, versions, sha256) in ``kernelkit.toolchain.lock``, or check such a lock."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("toolchain", help="lock or verify the build environments' wheels")
+    tsub = p.add_subparsers(dest="toolchain_command", metavar="ACTION", required=True)
+    lock = tsub.add_parser("lock", help="write kernelkit.toolchain.lock")
+    verify = tsub.add_parser("verify", help="check the lock's shape and local wheel hashes")
+    for q in (lock, verify):
+        q.add_argument("kernel_dir", nargs="?", type=Path, default=Path("."),
+                       metavar="KERNEL_DIR", help="the kernel project (default: .)")
+    lock.add_argument("--variant", action="append", default=[], metavar="PATTERN",
+                      help="lock only variants matching this fnmatch pattern (repeatable)")
+    lock.set_defaults(func=_lock)
+    verify.set_defaults(func=_verify)
+
+
+def _lock(args: argparse.Namespace) -> int:
+    import sys as _sys
+
+    from kernelkit.build.matrix_build import host_system, select
+    from kernelkit.build.toolchain_lock import LOCK_FILENAME, find_lock, lock_project
+    from kernelkit.manifest import load_manifest
+    from kernelkit.variants.matrix import targets_for
+
+    manifest = load_manifest(args.kernel_dir)
+    root = manifest.root
+    here = host_system()
+    targets = select(targets_for(manifest, system=here), args.variant)
+    previous = find_lock(root)
+    result = lock_project(targets, python=Path(_sys.executable), host_system=here,
+                          previous=previous, log_path=root / "_cmake_build" / "toolchain-lock.log")
+    entries = dict(previous.variants) if previous and args.variant else {}
+    entries.update(result.lock.variants)
+    from kernelkit.build.toolchain_lock import ToolchainLock
+
+    ToolchainLock(entries).write(root / LOCK_FILENAME)
+    for name in sorted(result.lock.variants):
+        print(f"locked  {name} ({len(result.lock.variants[name].wheels)} wheels)")
+    for name, why in result.skipped:
+        print(f"skipped {name}: {why}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"wrote {root / LOCK_FILENAME}")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from kernelkit.build.toolchain_lock import LOCK_FILENAME, read_lock, verify_local_wheels
+
+    path = Path(args.kernel_dir) / LOCK_FILENAME
+    lock = read_lock(path)
+    for entry in lock.variants.values():
+        verify_local_wheels(entry, path, include_toolkit=True)
+    print(f"{path}: {len(lock.variants)} variants, shape and local wheel hashes OK")
+    return 0
