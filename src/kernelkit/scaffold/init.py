@@ -8,7 +8,12 @@ from pathlib import Path
 
 from kernelkit.errors import CommandError, KernelkitError
 from kernelkit.scaffold.names import DEFAULT_OWNER, parse_project_name
-from kernelkit.scaffold.template import load_template, render_template, select_backends
+from kernelkit.scaffold.template import (
+    TEMPLATES_DIR,
+    load_template,
+    render_template,
+    select_backends,
+)
 from kernelkit.util.fs import atomic_write_text
 from kernelkit.util.run import run
 
@@ -29,24 +34,27 @@ class ScaffoldExistsError(KernelkitError):
 
 def plan_project(*, name: str = f"{DEFAULT_OWNER}/img2gray",
                  backends: Sequence[str] | None = None, template: str = "img2gray",
-                 license: str = "Apache-2.0") -> dict[str, str]:
-    """The files of a new project, ``{relative path: content}``; nothing touches the disk."""
+                 license: str = "Apache-2.0",
+                 templates_dir: Path = TEMPLATES_DIR) -> dict[str, str]:
+    """The files of a new project, ``{relative path: content}``; nothing touches the disk.
+    ``backends`` ``None``/empty: the template's defaults."""
     info = parse_project_name(name)
-    tmpl = load_template(template)
+    tmpl = load_template(template, templates_dir)
     return render_template(tmpl, info, select_backends(tmpl, list(backends or [])), license)
 
 
 def init_project(dest: Path, *, name: str = f"{DEFAULT_OWNER}/img2gray",
                  backends: Sequence[str] | None = ("cpu", "cuda"), template: str = "img2gray",
                  license: str = "Apache-2.0", overwrite: bool = False,
-                 git: bool = True) -> list[Path]:
+                 git: bool = True, templates_dir: Path = TEMPLATES_DIR) -> list[Path]:
     """Write a new kernel project into ``dest``; return the files written (sorted).
 
     Refuses (``ScaffoldExistsError``, listing them) when any file exists unless ``overwrite``;
     other files in ``dest`` are left alone. With ``git`` (default), when git is installed and
     ``dest`` is not inside a work tree, runs ``git init`` and stages the new files.
     """
-    files = plan_project(name=name, backends=backends, template=template, license=license)
+    files = plan_project(name=name, backends=backends, template=template, license=license,
+                         templates_dir=templates_dir)
     if dest.exists() and not dest.is_dir():
         raise KernelkitError(f"{dest} exists and is not a directory",
                              hint="choose a directory for the new project")

@@ -62,18 +62,20 @@ class Template:
     fragments: dict[str, dict[str, str]]  # placeholder -> backend -> src (ordered)
 
 
-def available_templates() -> list[str]:
-    """Names of the templates that ship with kernelkit."""
-    return sorted(p.parent.name for p in TEMPLATES_DIR.glob("*/template.toml"))
+def available_templates(templates_dir: Path = TEMPLATES_DIR) -> list[str]:
+    """Names of the templates in ``templates_dir`` (default: those shipped with kernelkit)."""
+    return sorted(p.parent.name for p in templates_dir.glob("*/template.toml"))
 
 
-def load_template(name: str) -> Template:
-    """Read ``templates/<name>/template.toml``; raise :class:`TemplateError` if it is unusable."""
-    root = TEMPLATES_DIR / name
+def load_template(name: str, templates_dir: Path = TEMPLATES_DIR) -> Template:
+    """Read ``<templates_dir>/<name>/template.toml``; raise :class:`TemplateError` if it is
+    unusable."""
+    root = templates_dir / name
     spec = root / "template.toml"
     if not spec.is_file():
-        raise TemplateError(f"unknown template {name!r}",
-                            hint=f"available templates: {', '.join(available_templates())}")
+        raise TemplateError(
+            f"unknown template {name!r}",
+            hint=f"available templates: {', '.join(available_templates(templates_dir))}")
     try:
         data = tomllib.loads(spec.read_text(encoding="utf-8"))
         return _template_from_toml(name, root, data)

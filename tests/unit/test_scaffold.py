@@ -1,0 +1,275 @@
+"""kernelkit init: names, the template mechanism, rendered files, writing, git."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelkit.cli.main import main
+from kernelkit.errors import KernelkitError
+from kernelkit.scaffold import (
+    ScaffoldExistsError,
+    TemplateError,
+    available_templates,
+    init_project,
+    load_template,
+    parse_project_name,
+    plan_project,
+    render,
+    resolve_target,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+GOLDEN = Path(__file__).parent.parent / "data" / "scaffold" / "img2gray"
+
+EXPECTED_BUILD_TOML = '''\
+[general]
+name = "img2gray"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cpu", "cuda"]
+
+[general.hub]
+repo-id = "kernelkit-examples/img2gray"
+
+[torch]
+src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
+
+[kernel.img2gray]
+backend = "cuda"
+depends = ["torch"]
+src = ["img2gray_cuda/img2gray.cu"]
+
+[kernel.img2gray_cpu]
+backend = "cpu"
+depends = ["torch"]
+src = ["img2gray_cpu/img2gray_cpu.cpp"]
+'''
+
+ALL_FILES = {
+    ".gitignore", "CARD.md", "README.md", "build.toml", "flake.nix",
+    "img2gray_cpu/img2gray_cpu.cpp", "img2gray_cuda/img2gray.cu", "tests/__init__.py",
+    "tests/test_img2gray.py", "torch-ext/img2gray/__init__.py", "torch-ext/torch_binding.cpp",
+    "torch-ext/torch_binding.h",
+}
+
+
+# --- renderer ---------------------------------------------------------------------------------
+
+
+def test_render_substitutes_and_leaves_other_braces() -> None:
+    text = "a {{ name }} b {{python_name}} c {{ x.y }} {% if %} dim3{{1, 2}}"
+    out = render(text, {"name": "my-k", "python_name": "my_k"})
+    assert out == "a my-k b my_k c {{ x.y }} {% if %} dim3{{1, 2}}"
+
+
+def test_render_unknown_placeholder_is_an_error() -> None:
+    with pytest.raises(TemplateError, match="undefined placeholder.*missing"):
+        render("{{ missing }}", {"name": "x"}, where="t.tmpl")
+
+
+# --- names ------------------------------------------------------------------------------------
+
+
+def test_parse_project_name() -> None:
+    info = parse_project_name("Acme/My_Kernel")
+    assert (info.owner, info.name, info.python_name, info.class_name) == (
+        "Acme", "my-kernel", "my_kernel", "MyKernel")
+    assert info.repo_id == "Acme/my-kernel"
+    bare = parse_project_name("img2gray")
+    assert bare.repo_id == "kernelkit-examples/img2gray"
+
+
+@pytest.mark.parametrize("bad", ["a/b/c", "/x", "org/", "org/9lives", "org/bad-", "org/x"])
+def test_parse_project_name_rejects(bad: str) -> None:
+    with pytest.raises(KernelkitError):
+        parse_project_name(bad)
+
+
+def test_resolve_target(tmp_path: Path) -> None:
+    dest, info = resolve_target(None, "acme/gray", tmp_path)
+    assert (dest, info.repo_id) == (tmp_path / "gray", "acme/gray")
+    dest, info = resolve_target("somewhere/deep/dir", "acme/gray", tmp_path)
+    assert (dest, info.repo_id) == (tmp_path / "somewhere/deep/dir", "acme/gray")
+    dest, info = resolve_target("acme/gray", None, tmp_path)  # PATH parsed as owner/repo
+    assert (dest, info.repo_id) == (tmp_path / "gray", "acme/gray")
+    dest, info = resolve_target("x/y/my-kernel", None, tmp_path)
+    assert (dest, info.repo_id) == (tmp_path / "x/y/my-kernel", "kernelkit-examples/my-kernel")
+    cwd = tmp_path / "img2gray"
+    cwd.mkdir()
+    dest, info = resolve_target(None, None, cwd)
+    assert (dest, info.repo_id) == (cwd, "kernelkit-examples/img2gray")
+
+
+# --- templates and rendered files ---------------------------------------------------------------
+
+
+def test_img2gray_template_is_available() -> None:
+    assert "img2gray" in available_templates()
+    tmpl = load_template("img2gray")
+    assert tmpl.backends == ("cpu", "cuda")
+    with pytest.raises(TemplateError, match="unknown template"):
+        load_template("nope")
+
+
+def test_default_files_and_build_toml() -> None:
+    files = plan_project()
+    assert set(files) == ALL_FILES
+    assert files["build.toml"] == EXPECTED_BUILD_TOML
+    assert files["build.toml"] == (GOLDEN / "build.toml").read_text()
+    assert files["torch-ext/torch_binding.cpp"] == (
+        GOLDEN / "torch-ext__torch_binding.cpp").read_text()
+    assert files["flake.nix"] == (GOLDEN / "flake.nix").read_text()
+    assert files[".gitignore"].split() == ["build", "_cmake_build", "*.egg-info", "__pycache__"]
+
+
+def test_build_toml_parses_and_lists_each_source_that_exists() -> None:
+    for backends in (["cpu"], ["cuda"], ["cuda", "cpu"]):
+        files = plan_project(name="acme/my-gray", backends=backends)
+        data = tomllib.loads(files["build.toml"])
+        assert data["general"]["name"] == "my-gray"
+        assert data["general"]["edition"] == 5
+        assert data["general"]["backends"] == sorted(backends)
+        assert data["general"]["hub"]["repo-id"] == "acme/my-gray"
+        kernels = data["kernel"]
+        assert {k["backend"] for k in kernels.values()} == set(backends)
+        for comp in kernels.values():
+            assert comp["depends"] == ["torch"]
+            assert all(src in files for src in comp["src"])
+        assert all(src in files for src in data["torch"]["src"])
+
+
+def test_cpu_only_project_has_no_cuda_sources() -> None:
+    files = plan_project(backends=["cpu"])
+    assert "img2gray_cuda/img2gray.cu" not in files
+    assert "img2gray_cpu/img2gray_cpu.cpp" in files
+
+
+def test_names_flow_into_every_file() -> None:
+    files = plan_project(name="acme/luma_fast")
+    assert "torch-ext/luma_fast/__init__.py" in files
+    assert "luma_fast_cuda/luma_fast.cu" in files
+    init = files["torch-ext/luma_fast/__init__.py"]
+    assert '__all__ = ["luma_fast"]' in init
+    assert 'register_fake(add_op_namespace_prefix("luma_fast"))' in init
+    assert 'kernelkit.get_kernel("acme/luma-fast", version=1)' in files["CARD.md"]
+    assert not any("{{" in text and "python_name" in text for text in files.values())
+
+
+def test_generated_python_is_valid_and_registers_with_prefix() -> None:
+    from kernelkit.check.ops_rules import unprefixed_registrations
+
+    files = plan_project()
+    for rel, text in files.items():
+        if rel.endswith(".py"):
+            compile(text, rel, "exec")
+            assert unprefixed_registrations(text, rel) == []
+
+
+def test_kernel_sources_pin_the_float_math() -> None:
+    files = plan_project()
+    cu = files["img2gray_cuda/img2gray.cu"]
+    for needle in ("__fmul_rn", "__fadd_rn", "getCurrentCUDAStream", "CUDAGuard",
+                   "C10_CUDA_KERNEL_LAUNCH_CHECK", "dim3 block(kBlockX, kBlockY)"):
+        assert needle in cu
+    cpp = files["img2gray_cpu/img2gray_cpu.cpp"]
+    assert "at::parallel_for" in cpp and "fp-contract=off" in cpp
+    binding = files["torch-ext/torch_binding.cpp"]
+    assert 'ops.def("img2gray(Tensor input, Tensor! out) -> ()")' in binding
+    assert "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)" in binding
+
+
+def test_unsupported_backend_is_refused() -> None:
+    with pytest.raises(TemplateError, match="no sources for backend.*rocm"):
+        plan_project(backends=["rocm"])
+    assert set(plan_project(backends=["all"])) == ALL_FILES
+
+
+def test_a_new_template_directory_needs_no_code(tmp_path: Path) -> None:
+    tdir = tmp_path / "mini"
+    (tdir / "frag").mkdir(parents=True)
+    (tdir / "template.toml").write_text(
+        '[template]\nbackends = ["cpu", "cuda"]\ndefault-backends = ["cpu"]\n'
+        '[[file]]\nsrc = "a.tmpl"\ndest = "{{python_name}}.txt"\n'
+        '[[file]]\nsrc = "b.tmpl"\ndest = "gpu/{{name}}.cu"\nbackends = ["cuda"]\n'
+        '[fragment.parts]\ncuda = "frag/cuda.tmpl"\ncpu = "frag/cpu.tmpl"\n')
+    (tdir / "a.tmpl").write_text("{{repo_id}} [{{backends_toml}}]\n{{parts}}\n")
+    (tdir / "b.tmpl").write_text("// {{class_name}}\n")
+    (tdir / "frag" / "cuda.tmpl").write_text("cuda-part\n")
+    (tdir / "frag" / "cpu.tmpl").write_text("cpu-part\n")
+    assert available_templates(tmp_path) == ["mini"]
+    files = plan_project(name="o/my-k", template="mini", templates_dir=tmp_path, backends=None)
+    assert files == {"my_k.txt": 'o/my-k ["cpu"]\ncpu-part\n'}
+    files = plan_project(name="o/my-k", template="mini", templates_dir=tmp_path,
+                         backends=["cuda", "cpu"])
+    assert files["my_k.txt"] == 'o/my-k ["cpu", "cuda"]\ncuda-part\n\ncpu-part\n'
+    assert files["gpu/my-k.cu"] == "// MyK\n"
+
+
+def test_broken_template_description_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "template.toml").write_text(
+        '[template]\nbackends = ["cpu"]\n[[file]]\nsrc = "missing.tmpl"\ndest = "x"\n')
+    with pytest.raises(TemplateError, match="missing.tmpl does not exist"):
+        load_template("bad", tmp_path)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_init_writes_files_and_stages_them_in_a_new_repo(tmp_path: Path) -> None:
+    dest = tmp_path / "img2gray"
+    written = init_project(dest)
+    assert {p.relative_to(dest).as_posix() for p in written} == ALL_FILES
+    assert (dest / "build.toml").read_text() == EXPECTED_BUILD_TOML
+    staged = set(_git(dest, "diff", "--cached", "--name-only").split())
+    assert staged == ALL_FILES
+
+
+def test_init_refuses_to_overwrite_and_lists_files(tmp_path: Path) -> None:
+    dest = tmp_path / "p"
+    (dest / "torch-ext").mkdir(parents=True)
+    (dest / "build.toml").write_text("mine")
+    (dest / "torch-ext" / "torch_binding.h").write_text("mine")
+    (dest / "notes.txt").write_text("keep")
+    with pytest.raises(ScaffoldExistsError) as info:
+        init_project(dest, git=False)
+    assert info.value.existing == ["build.toml", "torch-ext/torch_binding.h"]
+    assert "build.toml" in str(info.value) and "--overwrite" in str(info.value)
+    assert (dest / "build.toml").read_text() == "mine"
+    assert not (dest / "flake.nix").exists()  # nothing was written
+    init_project(dest, git=False, overwrite=True)
+    assert (dest / "build.toml").read_text() == EXPECTED_BUILD_TOML
+    assert (dest / "notes.txt").read_text() == "keep"
+
+
+def test_init_inside_an_existing_repo_does_not_nest_one(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    dest = tmp_path / "kernels" / "img2gray"
+    init_project(dest)
+    assert not (dest / ".git").exists()
+
+
+def test_cli_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--name", "acme/gray-cpu", "--backends", "cpu", "--no-git"]) == 0
+    assert "Initialized acme/gray-cpu" in capsys.readouterr().out
+    data = tomllib.loads((tmp_path / "gray-cpu" / "build.toml").read_text())
+    assert data["general"]["backends"] == ["cpu"]
+    assert list(data["kernel"]) == ["gray_cpu_cpu"]
+    assert main(["init", "--name", "acme/gray-cpu", "--backends", "cpu", "--no-git"]) == 1
+    assert "already exist" in capsys.readouterr().err
