@@ -50,11 +50,13 @@ def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
     if torch.minver is not None and have < torch.minver:
         raise NotBuildableError(f"variant {variant}",
                                 f"torch {env.torch_release} is older than {where} minver = "
-                                f"\"{torch.minver}\"", hint="use an environment with a newer torch")
+                                f"\"{torch.minver}\"",
+                                hint="use an environment with a newer torch")
     if torch.maxver is not None and _major_minor(env.torch_release) > torch.maxver:
         raise NotBuildableError(f"variant {variant}",
                                 f"torch {env.torch_release} is newer than {where} maxver = "
-                                f"\"{torch.maxver}\"", hint="use an environment with an older torch")
+                                f"\"{torch.maxver}\"",
+                                hint="use an environment with an older torch")
 
 
 def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
