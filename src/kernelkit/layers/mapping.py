@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kernelkit.errors import KernelMappingError
 from kernelkit.layers.device import DEVICE_TYPES, CUDAProperties, Device, ROCMProperties
@@ -31,8 +31,10 @@ class RepositoryProtocol(Protocol):
 
 
 ModeRepos = dict[Mode, RepositoryProtocol]
-DeviceEntry = Union[RepositoryProtocol, Mapping[Mode, RepositoryProtocol]]  # noqa: UP007
-MappingSpec = Mapping[str, Mapping[Union[Device, str], DeviceEntry]]  # noqa: UP007
+# ``{layer_name: {Device | str: repo | {Mode: repo}}}``. Keys and values are checked at run
+# time; the static type stays loose because ``Mapping`` is invariant in its key type (a
+# ``dict[str, ...]`` literal would not match ``Mapping[Device | str, ...]``).
+MappingSpec = Mapping[str, Mapping[Any, Any]]
 
 # Modes a repository may be registered for.
 REGISTRABLE_MODES = frozenset({Mode.FALLBACK, *MODE_PRIORITY})
