@@ -48,6 +48,21 @@ def _photograph() -> tuple[Any, str]:
     return data.astronaut(), "skimage.data.astronaut (512x512 RGB photograph)"
 
 
+def _commit_scaffold(project: Path) -> bool:
+    """Commit the fresh scaffold so the op namespace and provenance come from a real commit."""
+    import shutil
+
+    from kernelkit.util.run import run
+
+    if shutil.which("git") is None or not (project / ".git").is_dir():
+        return False
+    ident = ["-c", "user.name=kernelkit demo", "-c", "user.email=demo@kernelkit.invalid"]
+    run(["git", "-C", str(project), "add", "-A"], what="git add")
+    run(["git", "-C", str(project), *ident, "commit", "-q", "-m", "Scaffold img2gray"],
+        what="git commit")
+    return True
+
+
 def _reference_gray(image: Any) -> Any:
     import torch
 
@@ -79,7 +94,9 @@ def run_demo(
             s["detail"] = f"reusing the project in {project}"
         else:
             files = init_project(project, name=REPO_ID, backends=["cpu", "cuda"])
-            s["detail"] = f"scaffolded {len(files)} files in {project}"
+            committed = _commit_scaffold(project)
+            s["detail"] = f"scaffolded {len(files)} files in {project}" + (
+                " (committed, so builds record the kernel's commit)" if committed else "")
     with report.step("build", on_step) as s:
         results = build(project, python=python)
         s["detail"] = ", ".join(f"{r.variant}" for r in results)
