@@ -58,7 +58,9 @@ def test_matches_reference_and_rejects_bad_input(img2gray_cpu_build: Path) -> No
         kernel.img2gray(torch.zeros(4, 8, 3, dtype=torch.uint8)[:, ::2])
 
 
-def test_project_tests_pass_against_the_build(img2gray_project: Path, img2gray_cpu_build: Path) -> None:
+def test_project_tests_pass_against_the_build(
+    img2gray_project: Path, img2gray_cpu_build: Path
+) -> None:
     env = dict(os.environ, KERNEL_BUILD_DIR=str(img2gray_cpu_build))
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
                           cwd=img2gray_project, env=env, capture_output=True, text=True)

@@ -35,5 +35,6 @@ def _run(args: argparse.Namespace) -> int:
         workdir, hub_dir=hub, cache_dir=cache,
         on_step=lambda s: print(f"[{s.seconds:7.2f} s] {s.name:<10} {s.detail}", flush=True),
     )
-    print(f"[{time.perf_counter() - t0:7.2f} s] total      grayscale photograph: {report.output_png}")
+    total = time.perf_counter() - t0
+    print(f"[{total:7.2f} s] total      grayscale photograph: {report.output_png}")
     return 0
