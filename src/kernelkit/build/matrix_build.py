@@ -300,7 +300,8 @@ def build_target(b: PlannedBuild, plan: MatrixPlan, manifest: Manifest,
     up to date. Raises on failure (``execute_plan`` turns that into an outcome)."""
     t = b.target
     scratch = plan.project / "_cmake_build" / t.variant
-    caps = list(settings.cuda_capabilities) if settings.cuda_capabilities else None
+    caps = list(settings.cuda_capabilities) if settings.cuda_capabilities and \
+        t.backend == "cuda" else None
     sources = source_digest(manifest)
     env = None
     if t.kind == "noarch":
@@ -338,6 +339,7 @@ def compile_variant(manifest: Manifest, python: Path, backend: str, *, out_root:
     from kernelkit.build.plan import plan_variant
     from kernelkit.build.probe import probe_python
     from kernelkit.build.toolkit import find_cuda_toolkit
+    from kernelkit.generate import build_files, write_files
     from kernelkit.generate.ids import git_state, unique_id
 
     tenv = probe_python(python)
@@ -347,6 +349,9 @@ def compile_variant(manifest: Manifest, python: Path, backend: str, *, out_root:
     vplan = plan_variant(manifest, tenv, backend, unique_id(project, state), toolkit=toolkit,
                          cuda_capabilities=cuda_capabilities)
     scratch.mkdir(parents=True, exist_ok=True)
+    # Refresh the generated sources in the persistent tree (unchanged files keep their mtime,
+    # so ninja only recompiles what changed); compile_extension then finds them up to date.
+    write_files(scratch / "src", build_files(manifest, vplan.unique_id), force=True)
     log_path = scratch / "build.log"
     log_path.write_text("", encoding="utf-8")
     started = time.monotonic()
