@@ -122,19 +122,29 @@ def compile_extension(manifest: Manifest, env: TorchEnv, plan: VariantPlan,
     tools = Tools.find()
     write_files(scratch / "src", build_files(manifest, plan.unique_id))
     configure = _configure_args(env, plan, toolkit, manifest.root.resolve(), scratch, tools)
-    build = [str(tools.cmake), "--build", str(scratch / "cmake-build"),
+    build = [str(tools.cmake), "--build", str(scratch / "cmake-build"), "--verbose",
              "-j", str(jobs or os.cpu_count() or 1)]
     for step, cmd in (("configure (cmake)", configure), ("compile (ninja)", build)):
         try:
             run(cmd, log_path=log_path, what=step, env=environ)
         except CommandError as exc:
-            raise BuildError(plan.variant, f"{step} failed\n{exc.output_tail}",
+            raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
                              log_path=log_path) from None
     found = sorted((scratch / "out").glob(f"{plan.ops_name}.*"))
     if not found:
         raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
                          log_path=log_path)
     return found[0]
+
+
+def compiler_errors(exc: CommandError, log_path: Path, max_lines: int = 60,
+                    width: int = 240) -> str:
+    """The compiler's error from the log: from ninja's last ``FAILED:`` line (else the output
+    tail), with over-long lines (full compiler command lines) shortened."""
+    text = log_path.read_text("utf-8", "replace") if log_path.is_file() else ""
+    start = text.rfind("FAILED:")
+    lines = text[start:].splitlines()[:max_lines] if start >= 0 else exc.output_tail.splitlines()
+    return "\n".join(ln if len(ln) <= width else ln[:width] + " ..." for ln in lines)
 
 
 def variant_metadata(manifest: Manifest, env: TorchEnv, plan: VariantPlan,
