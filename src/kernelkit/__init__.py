@@ -7,9 +7,12 @@ huggingface_hub; the first use of a name imports the module that defines it.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from kernelkit._version import __version__
+
+# Not ``from typing import TYPE_CHECKING``: importing ``typing`` costs ~15 ms, most of what
+# ``import kernelkit`` would cost; type checkers treat this constant the same way.
+TYPE_CHECKING = False
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -45,8 +48,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from kernelkit.artifact.digest import Digest
-    from kernelkit.artifact.metadata import Metadata
+    from typing import Any
+
+    from kernelkit.artifact.digest import Digest as Digest
+    from kernelkit.artifact.metadata import Metadata as Metadata
 
 
 def __getattr__(name: str) -> Any:
