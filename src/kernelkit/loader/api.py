@@ -10,18 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kernelkit.errors import Rejection, VariantNotFoundError
-from kernelkit.hub.port import Hub
 from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
 from kernelkit.loader.install import LazyHub, ensure_variant
-from kernelkit.loader.local import find_local_variant, parse_local_kernels
 from kernelkit.loader.resolve import resolve_commit, variant_names
 from kernelkit.loader.settings import Settings, read_settings
 from kernelkit.loader.trust import check_trust
 from kernelkit.variants.choose import Decision, best_variant, rank_variants
 from kernelkit.variants.host import System, detect_system
+
+if TYPE_CHECKING:  # not imported at run time: warm loads never need a hub
+    from kernelkit.hub.port import Hub
 
 __all__ = [
     "LoadedKernel",
@@ -56,6 +58,8 @@ def get_kernel(
     """
     settings = read_settings(cache_dir=cache_dir)
     if settings.local_kernels is not None:
+        from kernelkit.loader.local import parse_local_kernels
+
         local = parse_local_kernels(settings.local_kernels).get(repo_id)
         if local is not None:  # as upstream: no trust check, no version check, backend ignored
             return get_local_kernel(local)
@@ -130,6 +134,8 @@ def get_kernel_variants(
 def get_local_kernel(repo_path: Path | str, backend: str | None = None) -> ModuleType:
     """Import a kernel from a local directory: a repository root, its ``build/`` directory,
     or one variant directory."""
+    from kernelkit.loader.local import find_local_variant
+
     variant_dir = find_local_variant(Path(repo_path), detect_system(backend))
     return import_variant(variant_dir.resolve())
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -32,12 +31,18 @@ def is_full_commit(revision: str) -> bool:
     return FULL_COMMIT_RE.match(revision) is not None
 
 
-@dataclass(frozen=True)
 class RepoCache:
-    """The cache directory of one repository."""
+    """The cache directory of one repository (a plain class: it is built on every load, and
+    a dataclass costs a code generation at import time on the warm path)."""
 
-    root: Path  # <cache>/<org>--<name>
-    repo_id: str
+    __slots__ = ("repo_id", "root")
+
+    def __init__(self, root: Path, repo_id: str) -> None:
+        self.root = root  # <cache>/<org>--<name>
+        self.repo_id = repo_id
+
+    def __repr__(self) -> str:
+        return f"RepoCache({str(self.root)!r}, {self.repo_id!r})"
 
     @classmethod
     def of(cls, cache_dir: Path, repo_id: str) -> RepoCache:

@@ -14,19 +14,15 @@ import logging
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kernelkit.artifact.metadata import MetadataError
 from kernelkit.errors import HubError, IntegrityError, OfflineError
-from kernelkit.hub.port import Hub
-from kernelkit.loader.cache import RepoCache
-from kernelkit.loader.verify import (
-    read_receipt,
-    receipt_matches,
-    reverify,
-    verify_variant,
-    write_receipt,
-)
+from kernelkit.loader.receipt import read_receipt, receipt_matches, write_receipt
 from kernelkit.util.fs import file_lock, replace_dir, temp_sibling
+
+if TYPE_CHECKING:  # the warm path imports neither the hub nor the hashing code
+    from kernelkit.hub.port import Hub
+    from kernelkit.loader.cache import RepoCache
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +68,9 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
 
 def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> bool:
     """Hash a cached variant again; ``False`` (after a warning) if it must be downloaded again."""
+    from kernelkit.artifact.metadata import MetadataError
+    from kernelkit.loader.verify import reverify
+
     label = where(rc, commit, variant)
     try:
         reverify(rc.variant_dir(commit, variant), rc.receipt_path(commit, variant), label)
@@ -90,6 +89,8 @@ def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> b
 
 def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str) -> None:
     """Fetch ``build/<variant>/`` at ``commit``, verify its digest, move it into place."""
+    from kernelkit.loader.verify import verify_variant
+
     label = where(rc, commit, variant)
     entries = hub.list_files(rc.repo_id, commit, f"build/{variant}")
     paths = [e.path for e in entries if not _is_bytecode(e.path)]

@@ -10,10 +10,13 @@ from __future__ import annotations
 import logging
 import os
 import re
+from typing import TYPE_CHECKING
 
 from kernelkit.errors import KernelkitError, OfflineError
 from kernelkit.loader.cache import RepoCache, is_full_commit
-from kernelkit.loader.install import LazyHub
+
+if TYPE_CHECKING:
+    from kernelkit.loader.install import LazyHub
 
 log = logging.getLogger(__name__)
 

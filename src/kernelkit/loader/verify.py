@@ -1,48 +1,20 @@
-"""Verify a variant directory against its digest, and keep a cheap verification receipt.
+"""Verify a variant directory against the digest in its ``metadata.json``.
 
-Full verification hashes every file and compares with ``metadata.json``'s digest. Afterwards a
-*receipt* records, for each file, ``(size, mtime_ns, ctime_ns, inode)`` plus the SHA-256 of
-``metadata.json``. A later process re-checks the receipt with one ``stat`` per file; only when
-something differs does it hash again. ``ctime`` is part of the receipt because it cannot be set
-from user space: a file rewritten in place with its ``mtime`` restored (``os.utime``) still
-changes its ``ctime``, so it is caught.
+Used before a download is moved into the cache (so nothing unverified is ever imported) and
+when a cached variant's receipt (``receipt.py``) no longer matches.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
 from pathlib import Path
 
 from kernelkit.artifact.digest import Digest
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import IntegrityError
-from kernelkit.util.fs import atomic_write_text
+from kernelkit.loader.receipt import read_receipt, sha256_file, write_receipt
 
 log = logging.getLogger(__name__)
-
-RECEIPT_FORMAT = 1
-Stats = dict[str, list[int]]
-
-
-def scan(variant_dir: Path) -> Stats:
-    """``relpath -> [size, mtime_ns, ctime_ns, inode]`` for every file of the variant except
-    bytecode (``__pycache__``/``*.pyc``, which Python writes when it imports the variant)."""
-    out: Stats = {}
-    stack = [("", str(variant_dir))]
-    while stack:
-        prefix, directory = stack.pop()
-        with os.scandir(directory) as entries:
-            for e in entries:
-                if e.is_dir(follow_symlinks=False):
-                    if e.name != "__pycache__":
-                        stack.append((f"{prefix}{e.name}/", e.path))
-                elif not e.name.endswith(".pyc"):
-                    st = e.stat()
-                    out[prefix + e.name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-    return out
 
 
 def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: str | None = None,
@@ -56,7 +28,7 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
     """
     meta_path = variant_dir / "metadata.json"
     if expected_metadata_sha256 is not None:
-        actual = _sha256(meta_path)
+        actual = sha256_file(meta_path)
         if actual != expected_metadata_sha256:
             raise IntegrityError(f"{where}/metadata.json", f"sha256:{expected_metadata_sha256}",
                                  f"sha256:{actual}")
@@ -79,38 +51,6 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
     return metadata, digest
 
 
-def write_receipt(path: Path, variant_dir: Path, *, own_digest: Digest | None) -> None:
-    """Record the stats of a just-verified variant. ``own_digest`` is stored only for variants
-    whose metadata carries no digest."""
-    data = {
-        "format": RECEIPT_FORMAT,
-        "metadata_sha256": _sha256(variant_dir / "metadata.json"),
-        "digest": own_digest.to_json() if own_digest is not None else None,
-        "files": scan(variant_dir),
-    }
-    atomic_write_text(path, json.dumps(data, separators=(",", ":")))
-
-
-def read_receipt(path: Path) -> dict[str, object] | None:
-    try:
-        data = json.loads(path.read_bytes())
-    except (FileNotFoundError, NotADirectoryError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != RECEIPT_FORMAT:
-        return None
-    return data
-
-
-def receipt_matches(receipt: dict[str, object] | None, variant_dir: Path) -> bool:
-    """Whether every file still has the size/mtime/ctime/inode recorded (no file added or gone)."""
-    if receipt is None:
-        return False
-    try:
-        return scan(variant_dir) == receipt.get("files")
-    except FileNotFoundError:
-        return False
-
-
 def reverify(variant_dir: Path, receipt_path: Path, where: str) -> None:
     """The receipt no longer matches: hash again against the digest (and the pinned
     ``metadata.json``); on success write a fresh receipt, else raise ``IntegrityError``."""
@@ -124,7 +64,3 @@ def reverify(variant_dir: Path, receipt_path: Path, where: str) -> None:
         fallback=fallback,
     )
     write_receipt(receipt_path, variant_dir, own_digest=None if metadata.digest else digest)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -11,7 +11,6 @@ import importlib.util
 import logging
 import platform
 import sys
-import sysconfig
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -130,8 +129,18 @@ def _detect() -> System:
         os=os_name,
         tvm_ffi_version=_tvm_ffi_version(),
         macos_version=macos,
-        free_threaded=bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+        free_threaded=_free_threaded_build(),
     )
+
+
+def _free_threaded_build() -> bool:
+    """A free-threaded CPython before 3.15 cannot load the (abi3) arch kernels. Such builds
+    exist from 3.13 on; skip importing ``sysconfig`` (slow) on older interpreters."""
+    if sys.version_info < (3, 13) or sys.version_info >= (3, 15):
+        return False
+    import sysconfig
+
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
 def _platform() -> tuple[str, str, tuple[int, int] | None]:

@@ -1,0 +1,158 @@
+"""Loader speed: kernelkit vs the upstream ``kernels`` package, in one run.
+
+Measures, each in fresh subprocesses (best of N):
+
+* ``python -c "import kernelkit"`` vs ``python -c "import kernels"`` (and ``python -c pass``);
+* a warm ``kernelkit.get_kernel(repo, revision=<commit>)`` (already cached) vs upstream
+  ``kernels.get_local_kernel(<the same build tree>)``, timed inside processes where torch is
+  already imported: the call alone, and package import + call.
+
+Writes ``benchmarks/results/loader.json``. Run: ``.venv/bin/python benchmarks/bench_loader.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.helpers: synthetic variants that register torch ops
+
+REPO = "kernels-community/bench-demo"
+
+WARM_KERNELKIT = """
+import time, torch
+c0, t0 = time.process_time(), time.perf_counter()
+import kernelkit
+c1, t1 = time.process_time(), time.perf_counter()
+k = kernelkit.get_kernel({repo!r}, revision={commit!r})
+c2, t2 = time.process_time(), time.perf_counter()
+assert k.scale(torch.ones(1)).item() == 2.0
+print(t1 - t0, t2 - t1, c1 - c0, c2 - c1)
+"""
+
+WARM_UPSTREAM = """
+import time, torch
+c0, t0 = time.process_time(), time.perf_counter()
+import kernels
+c1, t1 = time.process_time(), time.perf_counter()
+k = kernels.get_local_kernel(__import__("pathlib").Path({tree!r}))
+c2, t2 = time.process_time(), time.perf_counter()
+assert k.scale(torch.ones(1)).item() == 2.0
+print(t1 - t0, t2 - t1, c1 - c0, c2 - c1)
+"""
+
+
+def wall(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def best_wall(code: str, env: dict[str, str], n: int) -> float:
+    wall([sys.executable, "-c", code], env)  # warm the OS file cache
+    return min(wall([sys.executable, "-c", code], env) for _ in range(n))
+
+
+def best_inner(code: str, env: dict[str, str], n: int) -> dict[str, float]:
+    """Best of ``n`` processes of the in-process timings (import, call) printed by ``code``."""
+    runs = []
+    for _ in range(n + 1):
+        out = subprocess.run([sys.executable, "-c", code], check=True, env=env,
+                             capture_output=True, text=True).stdout.split()
+        runs.append(tuple(float(x) for x in out))
+    runs = runs[1:]  # the first run compiles bytecode in the cache
+    return {"import_s": min(r[0] for r in runs), "call_s": min(r[1] for r in runs),
+            "import_plus_call_s": min(r[0] + r[1] for r in runs),
+            "call_cpu_s": min(r[3] for r in runs),
+            "import_plus_call_cpu_s": min(r[2] + r[3] for r in runs)}
+
+
+def publish(tmp: Path) -> tuple[Path, str]:
+    from kernelkit.hub.local import LocalGitHub
+    from kernelkit.variants.host import detect_system
+    from tests.helpers import make_variant
+
+    variant = detect_system().arch_variant() or "torch-cpu"
+    build = tmp / "tree" / "build"
+    make_variant(build, variant, name="bench-demo", uid="b3nch01", factor=2.0)
+    files = {f"build/{p.relative_to(build).as_posix()}": p
+             for p in sorted(build.rglob("*")) if p.is_file()}
+    commit = LocalGitHub(tmp / "hub").publish(REPO, "v1", files)
+    return build.parent, commit
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=10, help="processes per measurement (best of)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "loader.json")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="kk-bench-") as d:
+        tmp = Path(d)
+        tree, commit = publish(tmp)
+        env = {**os.environ, "KERNELKIT_CACHE": str(tmp / "cache"),
+               "KERNELKIT_HUB": str(tmp / "hub")}
+        # PYTHONDONTWRITEBYTECODE would make every run recompile kernelkit from source (the
+        # installed upstream package has its bytecode precompiled): measure a normal setup.
+        for var in ("LOCAL_KERNELS", "KERNELKIT_OFFLINE", "HF_HUB_OFFLINE",
+                    "PYTHONDONTWRITEBYTECODE"):
+            env.pop(var, None)
+        # fill the cache (download + verify) once; everything timed below is warm
+        subprocess.run([sys.executable, "-c", f"import kernelkit; kernelkit.get_kernel("
+                        f"{REPO!r}, revision={commit!r})"], check=True, env=env)
+        results = measure(env, tree, commit, args.n)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+def measure(env: dict[str, str], tree: Path, commit: str, n: int) -> dict[str, Any]:
+    python_start = best_wall("pass", env, n)
+    imp_kk = best_wall("import kernelkit", env, n)
+    imp_up = best_wall("import kernels", env, n)
+    warm_kk = best_inner(textwrap.dedent(WARM_KERNELKIT).format(repo=REPO, commit=commit), env, n)
+    warm_up = best_inner(textwrap.dedent(WARM_UPSTREAM).format(tree=str(tree)), env, n)
+    ms = lambda s: round(s * 1000, 2)  # noqa: E731
+    return {
+        "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                    "cpus": os.cpu_count(), "best_of": n},
+        "import": {
+            "python_startup_ms": ms(python_start),
+            "kernelkit_ms": ms(imp_kk),
+            "kernels_ms": ms(imp_up),
+            "kernelkit_minus_startup_ms": ms(imp_kk - python_start),
+            "kernels_minus_startup_ms": ms(imp_up - python_start),
+            "ratio_kernels_over_kernelkit": round(imp_up / imp_kk, 2),
+            "target_kernelkit_ms": 50,
+        },
+        "warm_load_torch_imported": {
+            "kernelkit_get_kernel_call_ms": ms(warm_kk["call_s"]),
+            "kernels_get_local_kernel_call_ms": ms(warm_up["call_s"]),
+            "ratio_call": round(warm_up["call_s"] / warm_kk["call_s"], 2),
+            "kernelkit_import_plus_call_ms": ms(warm_kk["import_plus_call_s"]),
+            "kernels_import_plus_call_ms": ms(warm_up["import_plus_call_s"]),
+            "ratio_import_plus_call": round(
+                warm_up["import_plus_call_s"] / warm_kk["import_plus_call_s"], 2),
+            "kernelkit_call_cpu_ms": ms(warm_kk["call_cpu_s"]),
+            "kernels_call_cpu_ms": ms(warm_up["call_cpu_s"]),
+            "kernelkit_import_plus_call_cpu_ms": ms(warm_kk["import_plus_call_cpu_s"]),
+            "kernels_import_plus_call_cpu_ms": ms(warm_up["import_plus_call_cpu_s"]),
+            "note": "kernelkit's call includes importing the loader modules (import kernelkit "
+                    "is lazy); upstream's modules are all imported by `import kernels`",
+            "target_kernelkit_call_ms": 20,
+        },
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
