@@ -107,3 +107,18 @@ def test_discover_variants_prefers_build_dir(tmp_path: Path) -> None:
     assert tree is not None and tree.root == tmp_path / "build"
     assert tree.names == ["torch-cpu", "torch213-cxx11-cpu-x86_64-linux"]
     assert discover_variants(tmp_path / "build" / "torch-cpu") is None
+
+
+def test_atomic_write_gives_normal_permissions(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from kernelkit.util.fs import atomic_write_text
+
+    target = tmp_path / "metadata.json"
+    atomic_write_text(target, "{}")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    assert target.read_text() == "{}"
+    assert [p.name for p in tmp_path.iterdir()] == ["metadata.json"]  # no temp file left

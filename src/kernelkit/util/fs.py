@@ -16,10 +16,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o666) -> None:
+    """Write ``data`` to ``path`` via a temporary sibling; permissions as a plain open() gives
+    (``mode`` minus the umask), not mkstemp's private 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".incomplete", dir=path.parent)
     try:
+        os.fchmod(fd, mode & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
