@@ -77,7 +77,8 @@ def test_metadata_key_order_and_round_trip(tmp_path: Path) -> None:
     [
         ({"name": "Bad_Name"}, "not a valid kernel name"),
         ({"version": "1"}, "'version' must be a int"),
-        ({"provenance": {"kernel-builder": {"version": "x"}, "kernel": {"commit": "zz", "dirty": False}}},
+        ({"provenance": {"kernel-builder": {"version": "x"},
+                         "kernel": {"commit": "zz", "dirty": False}}},
          "commit must be 40 or 64"),
         ({"provenance": {"kernel-builder": {"version": "x"}, "kernel": {"commit": "a" * 40}}},
          "dirty must be given"),

@@ -16,14 +16,20 @@ def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 def default_hub_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
-    return Path(env["KERNELKIT_HUB_DIR"]) if env.get("KERNELKIT_HUB_DIR") else user_cache_dir(env) / "hub"
+    if env.get("KERNELKIT_HUB_DIR"):
+        return Path(env["KERNELKIT_HUB_DIR"])
+    return user_cache_dir(env) / "hub"
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
-    return Path(env["KERNELKIT_CACHE"]) if env.get("KERNELKIT_CACHE") else user_cache_dir(env) / "kernels"
+    if env.get("KERNELKIT_CACHE"):
+        return Path(env["KERNELKIT_CACHE"])
+    return user_cache_dir(env) / "kernels"
 
 
 def default_envs_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
-    return Path(env["KERNELKIT_ENVS"]) if env.get("KERNELKIT_ENVS") else user_cache_dir(env) / "envs"
+    if env.get("KERNELKIT_ENVS"):
+        return Path(env["KERNELKIT_ENVS"])
+    return user_cache_dir(env) / "envs"
