@@ -354,3 +354,31 @@ def test_legacy_nested_layout(tmp_path: Path) -> None:
     module = api.get_local_kernel(vdir)
     assert module.__name__ == f"_nested_demo_cpu_{u}"
     assert torch.equal(module.scale(torch.ones(1)), torch.full((1,), 6.0))
+
+
+def test_same_id_from_two_paths_is_one_module(env: dict[str, Any]) -> None:
+    """The id embeds the source tree hash: a local copy of a hub kernel is the same kernel, and
+    importing it again would register its torch ops twice."""
+    hub, tmp = env["hub"], env["tmp"]
+    build = tmp / "same-id"
+    make_variant(build, HOST, uid=(u := uid()))
+    commit = publish_dir(hub, REPO, "v1", build)
+    from_hub = api.get_kernel(REPO, revision=commit, hub=hub)
+    from_disk = api.get_local_kernel(build)
+    assert from_disk is from_hub
+    entries = [lk for lk in api.get_loaded_kernels() if lk.metadata.id == f"_demo_cpu_{u}"]
+    assert sorted(str(lk.repo_info) for lk in entries) == sorted(
+        [str(api.RepoInfo(REPO, commit)), "None"])
+
+
+def test_dirty_provenance_warns_and_still_imports(tmp_path: Path) -> None:
+    from kernelkit.artifact.layout import seal_variant
+    from kernelkit.artifact.metadata import Commit, Metadata, Provenance
+
+    vdir = make_variant(tmp_path / "build", HOST, uid=uid())
+    meta = Metadata.read(vdir / "metadata.json")
+    dirty = Provenance(builder_version="kernelkit/0.1.0", kernel=Commit("a" * 40, True))
+    seal_variant(vdir, meta.__class__(**{**meta.__dict__, "provenance": dirty}))
+    with pytest.warns(UserWarning, match="dirty kernel source checkout"):
+        module = api.get_local_kernel(vdir)
+    assert torch.equal(module.scale(torch.ones(1)), torch.full((1,), 2.0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ class KernelModuleNotFoundError(KernelkitError, FileNotFoundError):
 
 _loaded: dict[str, LoadedKernel] = {}  # variant path -> loaded kernel
 _by_id: dict[str, LoadedKernel] = {}  # metadata.id -> first loaded kernel with that id
+_lock = threading.RLock()  # one import at a time, so two threads never exec a kernel twice
 
 
 def loaded_kernels() -> list[LoadedKernel]:
@@ -54,6 +56,12 @@ def import_variant(variant_dir: Path, repo_info: RepoInfo | None = None) -> Modu
     hit = _loaded.get(key)
     if hit is not None:
         return hit.module
+    with _lock:
+        hit = _loaded.get(key)
+        return hit.module if hit is not None else _import_new(key, variant_dir, repo_info)
+
+
+def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> ModuleType:
     metadata = Metadata.read(variant_dir / "metadata.json")
     same_id = _by_id.get(metadata.id)
     if same_id is not None:

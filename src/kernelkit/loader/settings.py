@@ -50,7 +50,9 @@ def read_settings(env: Mapping[str, str] | None = None, *,
     listed = env.get("KERNELKIT_TRUSTED_PUBLISHERS", "").split(",")
     extra = tuple(p.strip() for p in listed if p.strip())
     return Settings(
-        cache_dir=cache_dir if cache_dir is not None else default_cache_dir(env),
+        # absolute: variant paths key the import registry
+        cache_dir=Path(os.path.abspath(cache_dir if cache_dir is not None
+                                       else default_cache_dir(env))),
         offline=_truthy(env.get("KERNELKIT_OFFLINE")) or _truthy(env.get("HF_HUB_OFFLINE")),
         trusted_publishers=DEFAULT_TRUSTED_PUBLISHERS + extra,
         local_kernels=env.get("LOCAL_KERNELS") or None,
