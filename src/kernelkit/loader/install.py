@@ -76,13 +76,14 @@ def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> b
         reverify(rc.variant_dir(commit, variant), rc.receipt_path(commit, variant), label)
         return True
     except (IntegrityError, MetadataError) as exc:
-        if offline:
+        if offline and isinstance(exc, IntegrityError):
             raise IntegrityError(
-                getattr(exc, "file", label), getattr(exc, "expected", "?"),
-                getattr(exc, "actual", "?"),
+                exc.file, exc.expected, exc.actual,
                 hint=f"the cached copy is corrupt and offline mode is on; delete "
                      f"{rc.variant_dir(commit, variant)} and download it again online",
             ) from exc
+        if offline:
+            raise
         log.warning("cached %s is corrupt (%s); downloading it again", label, exc.message)
         return False
 
