@@ -111,7 +111,8 @@ def test_assemble_cuda_home(tmp_path: Path) -> None:
     assert (home / "include" / "cuda_runtime.h").is_file()
     assert (home / "include" / "crt" / "host.h").is_file()
     assert (home / "include" / "cub" / "cub.h").is_file()
-    assert (home / "lib64" / "libcudart.so").read_text() == "nvidia/cuda_runtime/lib/libcudart.so.12"
+    cudart = (home / "lib64" / "libcudart.so").read_text()
+    assert cudart == "nvidia/cuda_runtime/lib/libcudart.so.12"
 
 
 def test_cache_key_follows_sources(tmp_path: Path) -> None:

@@ -227,7 +227,9 @@ def probe_env(path: Path, spec: EnvSpec) -> EnvProbe:
 
 def _pip(python: Path, args: list[str], index_url: str | None, log_path: Path | None) -> None:
     """pip install from the configured sources; add ``index_url`` only if they lack a wheel."""
-    cmd = [str(python), "-m", "pip", "install", "--no-input", *args]
+    # --no-compile: byte-compiling torch doubles the install time and the .pyc are rebuilt
+    # on demand anyway.
+    cmd = [str(python), "-m", "pip", "install", "--no-input", "--no-compile", *args]
     try:
         run(cmd, log_path=log_path, what="pip install")
     except CommandError as exc:
