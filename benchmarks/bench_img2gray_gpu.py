@@ -73,10 +73,10 @@ def measure(kernel: Any) -> list[dict[str, Any]]:
         identical_compiled = bool(torch.equal(compiled(image), ref))
         moved = 4 * pixels
         timings = {
-            "kernelkit": time_ms(lambda: kernel.img2gray(image, out=out)),
-            "torch_eager": time_ms(lambda: reference(image)),
-            "torch_compile": time_ms(lambda: compiled(image)),
-            "copy": time_ms(lambda: dst.copy_(src)),
+            "kernelkit": time_ms(lambda i=image, o=out: kernel.img2gray(i, out=o)),
+            "torch_eager": time_ms(lambda i=image: reference(i)),
+            "torch_compile": time_ms(lambda i=image: compiled(i)),
+            "copy": time_ms(lambda d=dst, s=src: d.copy_(s)),
         }
         row = {
             "shape": list(shape), "pixels": pixels, "bytes_moved": moved,
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
     kernel = get_local_kernel(args.kernel)
     results = {
-        "benchmark": "img2gray bandwidth vs image size (kernelkit, torch eager, torch.compile, copy)",
+        "benchmark": "img2gray bandwidth vs size: kernelkit, torch eager, torch.compile, copy",
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "python": platform.python_version(),

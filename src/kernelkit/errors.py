@@ -155,7 +155,8 @@ class VariantNotFoundError(KernelkitError):
         self.revision = revision
         self.rejected = list(rejected)
         rev = f" (revision {revision})" if revision else ""
-        lines = [f"no build variant of {repo_id}{rev} fits this machine{': ' + system if system else ''}"]
+        on = f": {system}" if system else ""
+        lines = [f"no build variant of {repo_id}{rev} fits this machine{on}"]
         if not self.rejected:
             lines.append("  the repository has no build variants at all")
         lines += [f"  - {r.variant}: {r.reason}" for r in self.rejected]

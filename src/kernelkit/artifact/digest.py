@@ -58,7 +58,8 @@ class Violation:
 
     def __str__(self) -> str:
         if self.kind == "hash-mismatch":
-            return f"{self.path}: content does not match its digest (expected {self.expected}, got {self.actual})"
+            return (f"{self.path}: content does not match its digest "
+                    f"(expected {self.expected}, got {self.actual})")
         if self.kind == "missing-file":
             return f"{self.path}: listed in the digest but missing"
         if self.kind == "unknown-file":
@@ -77,12 +78,14 @@ class Digest:
     def of_variant(cls, variant_dir: Path, algorithm: str = "sha256") -> Digest:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unsupported digest algorithm {algorithm!r}")
-        return cls(algorithm, {rel: file_digest(p, algorithm) for rel, p in variant_files(variant_dir)})
+        files = {rel: file_digest(p, algorithm) for rel, p in variant_files(variant_dir)}
+        return cls(algorithm, files)
 
     @classmethod
     def from_json(cls, data: object) -> Digest:
         if not isinstance(data, dict) or data.get("algorithm") not in ALGORITHMS:
-            raise ValueError("digest must be {\"algorithm\": \"sha256\"|\"sha512\", \"files\": {...}}")
+            raise ValueError(
+                'digest must be {"algorithm": "sha256"|"sha512", "files": {...}}')
         files = data.get("files")
         if not isinstance(files, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in files.items()

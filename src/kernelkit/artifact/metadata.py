@@ -135,7 +135,9 @@ def _from_json(data: dict[str, Any]) -> Metadata:
     backend = _req(data, "backend", dict)
     btype = _req(backend, "type", str)
     archs = backend.get("archs")
-    if archs is not None and not (isinstance(archs, list) and all(isinstance(a, str) for a in archs)):
+    if archs is not None and not (
+        isinstance(archs, list) and all(isinstance(a, str) for a in archs)
+    ):
         raise TypeError("backend.archs must be a list of strings")
     pydeps = data.get("python-depends", [])
     if not isinstance(pydeps, list) or not all(isinstance(d, str) for d in pydeps):

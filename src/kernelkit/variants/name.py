@@ -14,7 +14,9 @@ _ARCH_RE = re.compile(
     r"(?:-(?P<abi>cxx11|cxx98))?"
     r"-(?P<compute>[a-z]+\d*)-(?P<cpu>x86_64|aarch64)-(?P<os>linux|darwin|windows)$"
 )
-_NOARCH_RE = re.compile(r"^torch-(?P<backend>cpu|cuda|metal|rocm|xpu|tpu|neuron|npu|cann|universal)$")
+_NOARCH_RE = re.compile(
+    r"^torch-(?P<backend>cpu|cuda|metal|rocm|xpu|tpu|neuron|npu|cann|universal)$"
+)
 
 
 def xy(version: str) -> str:
