@@ -16,6 +16,7 @@ from typing import Any
 
 from kernelkit.errors import IntegrityError, LockError
 from kernelkit.hub.port import FileEntry
+from kernelkit.loader.receipt import scan
 from kernelkit.lock.hashing import hash_variant_dir, lfs_paths
 from kernelkit.lock.lockfile import KernelLock
 from kernelkit.util.fs import atomic_write_text
@@ -49,12 +50,6 @@ def record_lfs(variant_dir: Path, entries: Iterable[FileEntry]) -> None:
         atomic_write_text(record_path(variant_dir), json.dumps({"lfs": lfs}))
 
 
-def _scan(variant_dir: Path) -> dict[str, list[int]]:
-    from kernelkit.loader.verify import scan
-
-    return scan(variant_dir)
-
-
 def verify_locked_variant(variant_dir: Path, lock: KernelLock, variant: str | None = None) -> str:
     """Raise unless the files of ``variant_dir`` hash to the lock's value; return the hash."""
     variant = variant or variant_dir.name
@@ -67,7 +62,7 @@ def verify_locked_variant(variant_dir: Path, lock: KernelLock, variant: str | No
             hint="re-run `kernelkit lock <project>` (with --refresh) to lock every variant",
         )
     record = _read_record(variant_dir)
-    stats = _scan(variant_dir)
+    stats = scan(variant_dir)  # the loader's receipt stats: one stat per file
     if record.get("hash") == entry.hash and record.get("files") == stats:
         return entry.hash
     lfs = record.get("lfs", [])
