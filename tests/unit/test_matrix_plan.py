@@ -121,8 +121,10 @@ def test_cache_key_follows_sources(tmp_path: Path) -> None:
     m = load_manifest(project)
     before = source_digest(m)
     assert source_digest(load_manifest(project)) == before
+    cuda_before = source_digest(m, "cuda")
     (project / "addone_cpu" / "addone_cpu.cpp").write_text("// changed\n", encoding="utf-8")
     assert source_digest(m) != before
+    assert source_digest(m, "cuda") == cuda_before  # another backend's kernel
     (project / "README.md").write_text("not a build input")
     after = source_digest(m)
     assert source_digest(m) == after

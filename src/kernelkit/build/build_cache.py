@@ -22,15 +22,17 @@ CACHE_FILE = ".kernelkit-cache.json"
 
 
 
-def source_files(manifest: Manifest) -> list[Path]:
-    """Every file the build reads: build.toml, [torch] src/include, kernel src/include, and the
-    ``torch-ext/<python_name>/`` package."""
+def source_files(manifest: Manifest, backend: str | None = None) -> list[Path]:
+    """Every file a build of ``backend`` (default: any) reads: build.toml, [torch] src/include,
+    the src/include of that backend's kernels, and the ``torch-ext/<python_name>/`` package."""
     root = manifest.root.resolve()
     rels: list[str] = ["build.toml"]
     fw = manifest.framework
     if isinstance(fw, (TorchFramework, TvmFfi)):
         rels += [*fw.src, *fw.include]
     for k in manifest.kernels:
+        if backend is not None and k.backend != backend:
+            continue
         rels += [*k.src, *k.include]
     rels.append(f"torch-ext/{manifest.general.python_name}")
     files: set[Path] = set()
@@ -43,10 +45,10 @@ def source_files(manifest: Manifest) -> list[Path]:
     return sorted(files)
 
 
-def source_digest(manifest: Manifest) -> str:
+def source_digest(manifest: Manifest, backend: str | None = None) -> str:
     root = manifest.root.resolve()
     h = hashlib.sha256()
-    for path in source_files(manifest):
+    for path in source_files(manifest, backend):
         h.update(f"{path.relative_to(root).as_posix()}\0".encode())
         h.update(hashlib.sha256(path.read_bytes()).digest())
     return "sha256:" + h.hexdigest()

@@ -302,7 +302,7 @@ def build_target(b: PlannedBuild, plan: MatrixPlan, manifest: Manifest,
     scratch = plan.project / "_cmake_build" / t.variant
     caps = list(settings.cuda_capabilities) if settings.cuda_capabilities and \
         t.backend == "cuda" else None
-    sources = source_digest(manifest)
+    sources = source_digest(manifest, t.backend)
     env = None
     if t.kind == "noarch":
         python, environ, toolchain = Path(sys.executable), dict(settings.environ), "noarch"
