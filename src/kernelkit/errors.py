@@ -140,6 +140,24 @@ class RevisionNotFoundError(HubError):
         super().__init__(f"revision {revision!r} not found in {repo_id}; available: {avail}")
 
 
+class VersionNotFoundError(RevisionNotFoundError, ValueError):
+    """No ref matches the requested version (``version=N``: no branch ``v<N>``; a specifier: no
+    matching release tag); ``available`` lists what there is. Also a ``ValueError``, as upstream
+    raises for a missing version."""
+
+    def __init__(self, repo_id: str, requested: str, available: Sequence[str], message: str,
+                 hint: str | None = None) -> None:
+        self.repo_id = repo_id
+        self.revision = requested
+        self.available = list(available)
+        HubError.__init__(self, message, hint=hint)
+
+
+class VersionRequestError(KernelkitError, ValueError):
+    """The ``revision``/``version`` arguments are missing, both given, or not understood (a
+    ``ValueError``, as upstream)."""
+
+
 @dataclass(frozen=True)
 class Rejection:
     variant: str

@@ -20,31 +20,20 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from kernelkit.errors import HubError, KernelkitError, RevisionNotFoundError
+from kernelkit.errors import RevisionNotFoundError, VersionNotFoundError, VersionRequestError
 from kernelkit.hub.port import Refs
 
 VersionRequest = int | str
 
+__all__ = [
+    "Selected", "VersionNotFoundError", "VersionRequest", "VersionRequestError", "check_request",
+    "describe_refs", "major_versions", "parse_version_request", "release_tags", "select",
+    "select_major", "select_revision", "select_specifier",
+]
+
 _MAJOR_RE = re.compile(r"^v(\d+)$")
 _SEMVER_RE = re.compile(r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)$")
 _HEX_RE = re.compile(r"^[0-9a-f]{4,64}$")
-
-
-class VersionNotFoundError(RevisionNotFoundError, ValueError):
-    """No ref matches the requested version; ``available`` lists what there is.
-
-    Also a ``ValueError``, as upstream raises for a missing version."""
-
-    def __init__(self, repo_id: str, requested: str, available: list[str], message: str,
-                 hint: str | None = None) -> None:
-        self.repo_id = repo_id
-        self.revision = requested
-        self.available = list(available)
-        HubError.__init__(self, message, hint=hint)
-
-
-class VersionRequestError(KernelkitError, ValueError):
-    """``revision``/``version`` arguments are missing, both given, or not understood."""
 
 
 @dataclass(frozen=True)
@@ -171,9 +160,10 @@ def check_request(revision: str | None, version: VersionRequest | None) -> None:
         raise VersionRequestError("Only one of `revision` or `version` must be specified.")
     if revision is None and version is None:
         raise VersionRequestError(
-            "A kernel version or revision must be specified. Pass version=<major> (the branch "
-            "v<major>), a version specifier such as version='>=1.1,<2', or revision=<branch, "
-            "tag or commit>.",
+            "A kernel version or revision must be specified.",
+            hint="pass version=<major> (the branch v<major>, e.g. version=1), a version "
+                 "specifier over release tags (e.g. version='>=1.1,<2'), or revision=<branch, "
+                 "tag or commit>; loading without either was removed upstream in kernels 0.15",
         )
 
 
