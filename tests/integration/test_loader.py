@@ -103,7 +103,7 @@ def test_two_versions_side_by_side(env: dict[str, Any], caplog: pytest.LogCaptur
     rc = RepoCache.of(env["cache"], REPO)
     assert (rc.variant_dir(c1, HOST) / "__init__.py").is_file()
     assert rc.read_ref("v1") == c1 and rc.read_ref("v2") == c2
-    assert rc.cached_versions() == {1: c1, 2: c2}
+    assert rc.refs() == {"v1": c1, "v2": c2}
 
 
 def test_same_variant_twice_same_module_and_revision_forms(env: dict[str, Any]) -> None:
@@ -289,9 +289,9 @@ def test_offline_uses_cached_refs_only(env: dict[str, Any],
     assert api.get_kernel(REPO, version=1, hub=counting) is module
     assert api.get_kernel(REPO, revision=commit[:8], hub=counting) is module
     assert counting.calls == []
-    with pytest.raises(ValueError, match="Version 3 not found, available versions: 1"):
+    with pytest.raises(OfflineError, match="Version 3 not found, available versions: 1"):
         api.get_kernel(REPO, version=3, hub=counting)
-    with pytest.raises(OfflineError, match="not available in the local cache"):
+    with pytest.raises(OfflineError, match="not in the local cache"):
         api.get_kernel("kernels-community/other", version=1, hub=counting)
     monkeypatch.setenv("KERNELKIT_OFFLINE", "0")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -40,7 +40,7 @@ __all__ = [
 def get_kernel(
     repo_id: str,
     revision: str | None = None,
-    version: int | None = None,
+    version: int | str | None = None,
     backend: str | None = None,
     user_agent: str | dict[str, str] | None = None,
     trust_remote_code: bool | Sequence[str] = False,
@@ -51,10 +51,11 @@ def get_kernel(
     """Load a kernel from the hub: pick the variant for this machine, download and verify it
     once into the cache, import it under its unique module name.
 
-    Exactly one of ``revision`` (branch, tag or commit id, short ids too) and ``version`` (the
-    integer major version, branch ``v<N>``) must be given. ``LOCAL_KERNELS=repo=path:...``
-    overrides a repository with a local directory. ``user_agent`` is accepted for upstream
-    compatibility; the local and git hubs send none.
+    Exactly one of ``revision`` (branch, tag or commit id, short ids too) and ``version`` must
+    be given: an integer major version (branch ``v<N>``) or a version specifier over release
+    tags ``v<x.y.z>`` (``">=1.1,<2"``, ``"~=1.2"``; the newest matching release).
+    ``LOCAL_KERNELS=repo=path:...`` overrides a repository with a local directory.
+    ``user_agent`` is accepted for upstream compatibility; the local and git hubs send none.
     """
     settings = read_settings(cache_dir=cache_dir)
     if settings.local_kernels is not None:
@@ -72,16 +73,17 @@ def get_kernel(
 def install_kernel(
     repo_id: str,
     *,
-    revision: str,
+    revision: str | None = None,
+    version: int | str | None = None,
     local_files_only: bool = False,
     backend: str | None = None,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
 ) -> Path:
     """Download (if needed) and verify this machine's variant; return its cache directory.
-    No trust check and no import (as upstream)."""
+    No trust check and no import (as upstream). ``version`` as for :func:`get_kernel`."""
     settings = read_settings(cache_dir=cache_dir)
-    variant_dir, _ = _install(repo_id, revision, None, backend, hub, settings,
+    variant_dir, _ = _install(repo_id, revision, version, backend, hub, settings,
                               offline=local_files_only or settings.offline)
     return variant_dir
 
@@ -89,7 +91,7 @@ def install_kernel(
 def has_kernel(
     repo_id: str,
     revision: str | None = None,
-    version: int | None = None,
+    version: int | str | None = None,
     backend: str | None = None,
     *,
     hub: Hub | None = None,
@@ -116,7 +118,7 @@ def get_kernel_variants(
     repo_id: str,
     *,
     revision: str | None = None,
-    version: int | None = None,
+    version: int | str | None = None,
     backend: str | None = None,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
@@ -145,7 +147,7 @@ def get_loaded_kernels() -> list[LoadedKernel]:
     return loaded_kernels()
 
 
-def _install(repo_id: str, revision: str | None, version: int | None, backend: str | None,
+def _install(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
              hub: Hub | None, settings: Settings, *, offline: bool) -> tuple[Path, str]:
     system = detect_system(backend)  # validates `backend` before any hub call
     lazy = LazyHub(hub, settings.open_hub)
@@ -158,9 +160,10 @@ def _install(repo_id: str, revision: str | None, version: int | None, backend: s
     return ensure_variant(lazy, rc, commit, variant, offline=offline), commit
 
 
-def _no_variant(repo_id: str, revision: str | None, version: int | None, commit: str,
+def _no_variant(repo_id: str, revision: str | None, version: int | str | None, commit: str,
                 decisions: list[Decision], system: System) -> VariantNotFoundError:
-    asked = revision if revision is not None else f"v{version}"
+    asked = (revision if revision is not None
+             else f"v{version}" if isinstance(version, int) else f"version {version!r}")
     label = commit if asked == commit else f"{asked} = {commit[:12]}"
     return VariantNotFoundError(repo_id, label,
                                 [Rejection(d.variant, d.reason) for d in decisions],

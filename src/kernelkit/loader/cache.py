@@ -3,14 +3,17 @@
 Layout (one directory per repository; everything under a commit is immutable)::
 
     <cache>/<org>--<name>/
-        refs/<ref>                      the commit a branch/tag (``v1``, ``main``) pointed to when
-                                        last resolved online (quoted with ``%2F`` for ``/``)
+        refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
+                                        pointed to when last seen online (quoted with ``%2F``
+                                        for ``/``); written by ``kernelkit.lock.offline.
+                                        record_refs`` after every ``list_refs``
         <commit>/variants.json          the variant names under ``build/`` at that commit
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
         .locks/<commit>.<variant>.lock  per-variant download lock
 
-Offline mode resolves versions and branches through ``refs/`` and never needs the hub.
+Offline mode resolves versions, branches and tags through ``refs/`` and never needs the hub
+(``kernelkit.lock.offline.select_offline``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from urllib.parse import quote, unquote
 from kernelkit.util.fs import atomic_write_text
 
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-_VERSION_REF_RE = re.compile(r"^v(\d+)$")
 
 
 def is_full_commit(revision: str) -> bool:
@@ -89,15 +91,6 @@ class RepoCache:
             commit = self.read_ref(unquote(name))
             if commit is not None:
                 out[unquote(name)] = commit
-        return out
-
-    def cached_versions(self) -> dict[int, str]:
-        """``v<N>`` refs in the cache: version -> commit."""
-        out = {}
-        for ref, commit in self.refs().items():
-            m = _VERSION_REF_RE.match(ref)
-            if m:
-                out[int(m.group(1))] = commit
         return out
 
     def commits(self) -> list[str]:

@@ -53,10 +53,12 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
     if final.is_dir() and _reverified(rc, commit, variant, offline=offline):
         return final
     if offline:
+        from kernelkit.lock.offline import fetch_hint
+
         raise OfflineError(
-            f"{where(rc, commit, variant)} is not in the cache ({rc.root}) and offline mode is on",
-            hint="download it first without KERNELKIT_OFFLINE/HF_HUB_OFFLINE set "
-                 "(e.g. `kernelkit download`), or unset offline mode",
+            f"{where(rc, commit, variant)} is not in the cache ({rc.root}) and offline mode is on "
+            "(KERNELKIT_OFFLINE/HF_HUB_OFFLINE)",
+            hint=fetch_hint(rc.repo_id, commit, None),
         )
     with file_lock(rc.lock_path(commit, variant)):
         # another process may have installed it while this one waited for the lock

@@ -2,8 +2,8 @@
 
 Everything goes into a kernelkit cache root (the default cache, or ``--dest DIR``), the layout
 ``get_kernel``/``load_kernel``/``get_locked_kernel`` read (pass ``cache_dir=DIR`` or set
-``KERNELKIT_CACHE=DIR``). Per locked kernel: one ``list_refs`` (to record, for offline version
-lookups, the refs that point at the locked commit, plus ``v<N>`` for a ``= N`` dependency),
+``KERNELKIT_CACHE=DIR``). Per locked kernel: one ``list_refs`` (to record every ref for offline
+lookups by version, branch or tag, with ``v<N>`` of a ``= N`` dependency set to the locked commit),
 one ``list_dirs`` (recorded variant list), one ``list_files`` of ``build/`` (which files are
 LFS files), and one ``fetch`` per variant.
 Each downloaded variant is verified against its digest and against the lock hash.
@@ -38,15 +38,14 @@ def _dependency_versions(project_dir: Path) -> dict[str, int | str]:
 
 def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
                        version: int | str | None) -> None:
+    """Record every ref of the hub (for offline lookups by branch, tag or version), and make
+    ``v<N>`` of a ``= N`` dependency point at the locked commit, which is what gets downloaded."""
     from kernelkit.loader.cache import RepoCache
+    from kernelkit.lock.offline import record_refs
 
-    rc = RepoCache.of(cache_dir, lock.repo_id)
-    refs = hub.list_refs(lock.repo_id)
-    for ref, commit in {**refs.branches, **refs.tags}.items():
-        if commit == lock.sha:
-            rc.write_ref(ref, commit)
+    record_refs(cache_dir, lock.repo_id, hub.list_refs(lock.repo_id))
     if isinstance(version, int) or (isinstance(version, str) and version.isdigit()):
-        rc.write_ref(f"v{int(version)}", lock.sha)
+        RepoCache.of(cache_dir, lock.repo_id).write_ref(f"v{int(version)}", lock.sha)
 
 
 def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: bool,

@@ -1,7 +1,9 @@
 """Version and revision lookups from the cache alone (offline mode).
 
 The cache records the commit every branch/tag pointed to when it was last seen online
-(``<cache>/<org>--<name>/refs/<ref>``, see ``kernelkit.loader.cache``). Offline, those refs
+(``<cache>/<org>--<name>/refs/<ref>``, see ``kernelkit.loader.cache``; written by
+:func:`record_refs` after each ``list_refs``, and by the loader for a branch or tag it resolved
+by name). Offline, those refs
 stand in for the hub's: ``v<N>`` names are major-version branches, ``v<x.y.z>`` names release
 tags, anything else a plain branch. Only refs whose commit has something in the cache are
 considered, so an offline load never picks a version it would then fail to find.
@@ -38,7 +40,12 @@ def cached_refs(cache_dir: Path, repo_id: str, *, only_cached_commits: bool = Tr
 
 
 def record_refs(cache_dir: Path, repo_id: str, refs: Refs) -> None:
-    """Remember every branch and tag of an online listing, for later offline lookups."""
+    """Remember every branch and tag of an online listing, for later offline lookups.
+
+    The one writer of hub listings into the cache's ``refs/`` (called after every online
+    ``list_refs`` of the loader and of ``kernelkit download``); the file format is
+    :meth:`RepoCache.write_ref`'s. A tag and a branch of the same name share one file (the tag
+    wins): offline, names are told apart by their form, as described above."""
     cache = _repo_cache(cache_dir, repo_id)
     for ref, commit in {**refs.branches, **refs.tags}.items():
         cache.write_ref(ref, commit)
@@ -47,6 +54,14 @@ def record_refs(cache_dir: Path, repo_id: str, refs: Refs) -> None:
 def fetch_command(repo_id: str, revision: str | None, version: VersionRequest | None) -> str:
     arg = f"version={version!r}" if version is not None else f"revision={revision!r}"
     return f"python -c \"import kernelkit; kernelkit.get_kernel('{repo_id}', {arg})\""
+
+
+def fetch_hint(repo_id: str, revision: str | None, version: VersionRequest | None) -> str:
+    """What to run (online) to fetch what an offline load missed."""
+    return ("go online once and fetch it, e.g. "
+            f"`{fetch_command(repo_id, revision, version)}`, or for a locked project run "
+            "`kernelkit download <project>` (add --dest DIR and load with cache_dir=DIR or "
+            "KERNELKIT_CACHE=DIR)")
 
 
 def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None,
@@ -59,12 +74,10 @@ def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None
     try:
         return select(refs, repo_id, revision=revision, version=version,
                       known_commits=tuple(cache.commits()))
-    except (RevisionNotFoundError, ValueError) as exc:
+    except RevisionNotFoundError as exc:  # also VersionNotFoundError; a bad request propagates
         known = ", ".join(sorted({**refs.branches, **refs.tags})) or "none"
         raise OfflineError(
             f"{asked} of {repo_id} is not in the local cache ({cache.root}) and offline mode is "
-            f"on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); cached refs: {known} ({exc})",
-            hint="go online once and fetch it, e.g. "
-                 f"`{fetch_command(repo_id, revision, version)}`, or for a locked project "
-                 "run `kernelkit download <project>`",
+            f"on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); cached refs: {known} ({exc.message})",
+            hint=fetch_hint(repo_id, revision, version),
         ) from None
