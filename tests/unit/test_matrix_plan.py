@@ -159,3 +159,17 @@ def test_one_failure_does_not_stop_the_others(addone: Manifest, tmp_path: Path) 
     assert "nvcc exploded" in status[CU214].message
     assert sorted(seen) == [CPU213, CU214]
     assert sum(o.status == "skipped" for o in out) == len(plan.builds) - 2
+
+
+def test_env_name_is_variant_plus_pin_hash() -> None:
+    import sys
+
+    from kernelkit.build.envs import EnvSpec
+    from kernelkit.variants.matrix import Pin
+
+    venv_bin = Path(sys.executable).parent
+    names = {EnvSpec(CPU213, Pin("2.13.0+cpu", None), venv_bin / n).dirname
+             for n in ("python", "python3") if (venv_bin / n).exists()}
+    assert len(names) == 1 and next(iter(names)).startswith(CPU213 + "-")
+    other = EnvSpec(CPU213, Pin("2.13.1+cpu", None), Path(sys.executable)).dirname
+    assert other not in names

@@ -150,7 +150,8 @@ class EnvSpec:
     @property
     def key(self) -> str:
         """Hash of the pins: a different pin (or toolkit source) gives a different directory."""
-        parts = [self.pin.requirement, self.pin.index_url or "", str(self.base_python)]
+        # The resolved interpreter: `python`, `python3` and a venv's link name one interpreter.
+        parts = [self.pin.requirement, self.pin.index_url or "", str(self.base_python.resolve())]
         if self.toolkit is not None and self.toolkit.source == "pip":
             parts += list(self.toolkit.requirements)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
