@@ -23,7 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "revision, or a local directory) for this machine, with a reason for each.")
     p.add_argument("kernel", help="org/name on the hub, or a local kernel directory")
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--version", type=int, default=None, help="major version (branch v<N>)")
+    which.add_argument(
+        "--version", type=str, default=None,
+        help='major version (branch v<N>) or a specifier over release tags, e.g. ">=1.1,<2"',
+    )
     which.add_argument("--revision", default=None, help="branch, tag or commit")
     p.add_argument("--backend", default=None, help="judge variants for this backend (cpu, ...)")
     p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
