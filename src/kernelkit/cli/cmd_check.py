@@ -26,6 +26,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "torch214-cxx11-cu130-x86_64-linux=/envs/cu130/bin/python")
     p.add_argument("--no-import", action="store_true", help="skip the import checks")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--matrix", action="store_true",
+                   help="also report which required variants of the supported matrix are "
+                   "missing, per backend and system (needs the project's build.toml)")
+    p.add_argument("--require-matrix", action="store_true",
+                   help="like --matrix, and exit 1 when a required variant is missing")
     p.set_defaults(func=run_check)
 
 
@@ -39,15 +44,49 @@ def _variant_pythons(items: list[str]) -> dict[str, Path]:
     return out
 
 
+def _find_project(path: Path) -> Path:
+    for candidate in (path, *path.resolve().parents):
+        if (candidate / "build.toml").is_file():
+            return candidate
+    raise KernelkitError(f"no build.toml found at or above {path}",
+                         hint="run the matrix check from inside the kernel project")
+
+
+def _matrix(path: Path) -> list[dict[str, object]]:
+    from kernelkit.manifest import load_manifest
+    from kernelkit.variants.matrix import matrix_compliance
+
+    manifest = load_manifest(_find_project(path), check_sources=False)
+    return [
+        {"backend": c.backend, "system": c.system, "compliant": c.compliant,
+         "required": list(c.required), "missing": list(c.missing),
+         "excluded_by_manifest": list(c.excluded_by_manifest)}
+        for c in matrix_compliance(path, manifest)
+    ]
+
+
+def _print_matrix(rows: list[dict[str, object]]) -> None:
+    print("supported-matrix compliance (required variants per backend and system):")
+    for r in rows:
+        missing = r["missing"]
+        state = "compliant" if r["compliant"] else f"missing {', '.join(missing)}"  # type: ignore[arg-type]
+        print(f"  {r['backend']:<6} {r['system']:<15} {state}")
+
+
 def run_check(args: argparse.Namespace) -> int:
     from kernelkit.check import check_build
 
     report = check_build(args.path, python=args.python,
                          variant_pythons=_variant_pythons(args.variant_python),
                          import_check=not args.no_import)
+    matrix = _matrix(args.path) if (args.matrix or args.require_matrix) else None
+    matrix_ok = not args.require_matrix or all(r["compliant"] for r in matrix or [])
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
-        return 0 if report.ok else 1
+        data = report.to_json()
+        if matrix is not None:
+            data["matrix"] = matrix
+        print(json.dumps(data, indent=2))
+        return 0 if report.ok and matrix_ok else 1
     for variant, findings in report.by_variant().items():
         if not variant and not findings:
             continue
@@ -59,4 +98,6 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"          fix: {f.fix}")
     n_err, n_warn = len(report.errors), len(report.warnings)
     print(f"{len(report.variants)} variant(s) checked: {n_err} error(s), {n_warn} warning(s)")
-    return 0 if report.ok else 1
+    if matrix is not None:
+        _print_matrix(matrix)
+    return 0 if report.ok and matrix_ok else 1
