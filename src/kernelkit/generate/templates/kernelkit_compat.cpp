@@ -4,13 +4,15 @@
 // libstdc++ headers newer than GCC 7 make code call helpers that exist only in newer
 // libstdc++.so (versions above GLIBCXX_3.4.24). Local definitions here satisfy those
 // references inside the extension (the linker version script keeps them local), so the
-// module loads with the libstdc++ of any manylinux_2_28 system.
+// module loads with the libstdc++ of any manylinux_2_28 system. The definitions are weak: a
+// toolchain that links libstdc++ statically (e.g. a GCC installed under /opt) brings its own
+// strong definitions, which then win instead of clashing ("multiple definition").
 #include <new>
 #include <stdexcept>
 
 #if defined(__GLIBCXX__)
 namespace std {
 // GLIBCXX_3.4.29: thrown by operator new[] with a bad length (C++11 and later).
-void __throw_bad_array_new_length() { throw std::bad_array_new_length(); }
+__attribute__((weak)) void __throw_bad_array_new_length() { throw std::bad_array_new_length(); }
 }  // namespace std
 #endif

@@ -10,6 +10,8 @@
  *   - pthread functions that glibc 2.34 moved into libc under the new version GLIBC_2.34:
  *     local wrappers forward to the baseline versions, which every glibc still provides
  *     (before 2.34 in libpthread.so.0, which the Python and torch of such systems load).
+ * Every definition is weak, so a toolchain that links a runtime library statically keeps its
+ * own strong definitions instead of failing with "multiple definition".
  */
 #if defined(__linux__)
 #include <features.h> /* defines __GLIBC__ on glibc systems */
@@ -17,7 +19,7 @@
 
 #if defined(__linux__) && defined(__GLIBC__)
 
-char __libc_single_threaded = 0;
+__attribute__((weak)) char __libc_single_threaded = 0;
 
 #if defined(__x86_64__)
 #define KK_GLIBC_BASE "GLIBC_2.2.5"
@@ -29,8 +31,8 @@ char __libc_single_threaded = 0;
 #define KK_FORWARD(ret, name, params, args)                                        \
   __asm__(".symver kk_base_" #name "," #name "@" KK_GLIBC_BASE);                \
   extern ret kk_base_##name params;                                               \
-  ret name params;                                                                \
-  ret name params { return kk_base_##name args; }
+  __attribute__((weak)) ret name params;                                          \
+  __attribute__((weak)) ret name params { return kk_base_##name args; }
 
 KK_FORWARD(int, pthread_once, (int *once, void (*init)(void)), (once, init))
 KK_FORWARD(int, pthread_key_create, (unsigned int *key, void (*dtor)(void *)), (key, dtor))
