@@ -40,3 +40,41 @@ def img2gray_cpu_build(img2gray_project: Path) -> Path:
     results = build(img2gray_project, python=Path(sys.executable), backends=["cpu"])
     assert len(results) == 1
     return results[0].path
+
+
+CUDA_VARIANT = "torch214-cxx11-cu130-x86_64-linux"
+
+
+@pytest.fixture(scope="session")
+def test_envs_dir() -> Path:
+    """Where tests keep pinned build environments between runs (they take minutes to create):
+    ``KERNELKIT_TEST_ENVS``, else ``~/.cache/kernelkit/test-envs``."""
+    import os
+
+    keep = os.environ.get("KERNELKIT_TEST_ENVS")
+    path = Path(keep) if keep else Path.home() / ".cache" / "kernelkit" / "test-envs"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def cuda_torch_python(test_envs_dir: Path) -> Path:
+    """The interpreter of kernelkit's own pinned build environment for the CUDA 13.0 variant
+    (torch 2.14.1+cu130, ~5.5 GB from this machine's local wheels; created once and reused).
+
+    ``KERNELKIT_TEST_CUDA_PYTHON`` may name another CUDA torch interpreter instead."""
+    import os
+
+    from kernelkit.build.envs import ensure_env, env_spec, find_system_nvcc
+    from kernelkit.manifest import load_manifest
+    from kernelkit.variants.matrix import targets_for
+
+    given = os.environ.get("KERNELKIT_TEST_CUDA_PYTHON")
+    if given:
+        return Path(given)
+    if find_system_nvcc() is None:
+        pytest.skip("no nvcc on this machine: the CUDA build environment cannot be used")
+    manifest = load_manifest(Path(__file__).parent / "data" / "projects" / "addone")
+    [target] = [t for t in targets_for(manifest) if t.variant == CUDA_VARIANT]
+    env = ensure_env(env_spec(target), test_envs_dir)
+    return env.python

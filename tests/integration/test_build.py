@@ -34,14 +34,6 @@ ALLOWED_NEEDED = re.compile(
     r"ld-linux-(x86-64|aarch64)\.so\.[12])$")
 
 
-def cuda_python() -> Path | None:
-    value = os.environ.get("KERNELKIT_TEST_CUDA_PYTHON")
-    if value:
-        return Path(value)
-    default = Path("/tmp/kk/cu/bin/python")
-    return default if default.exists() else None
-
-
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", "-c", "user.email=t@e", "-c", "user.name=t", *args], cwd=cwd,
                           check=True, capture_output=True, text=True).stdout.strip()
@@ -243,10 +235,8 @@ def test_editable_install_dev_loop(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.cuda_build
-def test_cuda_build_capability_9_0(tmp_path: Path) -> None:
-    python = cuda_python()
-    if python is None or not python.exists():
-        pytest.skip("no CUDA torch python (set KERNELKIT_TEST_CUDA_PYTHON)")
+def test_cuda_build_capability_9_0(tmp_path: Path, cuda_torch_python: Path) -> None:
+    python = cuda_torch_python
     env = probe_python(python)
     if not env.cuda:
         pytest.skip(f"{python} has no CUDA torch")

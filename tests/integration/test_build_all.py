@@ -24,9 +24,8 @@ CUDA = "torch214-cxx11-cu130-x86_64-linux"
 
 
 @pytest.fixture(scope="module")
-def envs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    keep = os.environ.get("KERNELKIT_TEST_ENVS")
-    return Path(keep) if keep else tmp_path_factory.mktemp("envs")
+def envs_dir(test_envs_dir: Path) -> Path:
+    return test_envs_dir  # shared with the other tests: the CUDA env takes minutes to create
 
 
 def kernelkit(*args: str, envs: Path, **env: str) -> subprocess.CompletedProcess[str]:

@@ -229,10 +229,10 @@ def test_ops_without_fake_and_wrong_namespace(tmp_path: Path) -> None:
     assert "ops-namespace" not in report.codes()
 
 
-def test_variant_python_is_used(tmp_path: Path) -> None:
-    cuda_python = Path("/tmp/kk/cu/bin/python")
-    if not cuda_python.exists():
-        pytest.skip("needs a CUDA torch interpreter")
+@pytest.mark.slow
+@pytest.mark.cuda_build
+def test_variant_python_is_used(tmp_path: Path, cuda_torch_python: Path) -> None:
+    cuda_python = cuda_torch_python
     wrong = make_variant(tmp_path, "torch-cuda", uid="def5678")
     ops = wrong / "_ops.py"
     ops.write_text(ops.read_text().replace("'_demo_cuda_def5678' + \"::\"", "'other' + \"::\""))

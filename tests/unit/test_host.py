@@ -5,6 +5,7 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,9 +63,11 @@ def test_describe_and_compute_tag() -> None:
     assert System((2, 13), True, "xpu", (2025, 3), "x86_64", "linux").compute_tag == "xpu20253"
 
 
-def test_detect_cuda_torch_without_gpu() -> None:
+@pytest.mark.slow
+@pytest.mark.cuda_build
+def test_detect_cuda_torch_without_gpu(cuda_torch_python: Path) -> None:
     """A CUDA build of torch selects the CUDA backend even with no GPU present (upstream rule)."""
-    cu_python = "/tmp/kk/cu/bin/python"
+    cu_python = str(cuda_torch_python)
     try:
         out = subprocess.run(
             [
