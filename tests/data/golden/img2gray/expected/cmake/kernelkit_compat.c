@@ -10,6 +10,12 @@
  *   - pthread functions that glibc 2.34 moved into libc under the new version GLIBC_2.34:
  *     local wrappers forward to the baseline versions, which every glibc still provides
  *     (before 2.34 in libpthread.so.0, which the Python and torch of such systems load).
+ *   - C23 names of strtol & co (GLIBC_2.38): glibc >= 2.38 headers redirect strtol, sscanf...
+ *     to __isoc23_* in C++/C2x builds; forwarded to the classic functions.
+ *   - stat/fstat/lstat(64) (GLIBC_2.33): before 2.33 these were wrappers around
+ *     __xstat/__fxstat/__lxstat(64) with a version argument; forwarded to those (x86_64).
+ *   - arc4random* (GLIBC_2.36), which a statically linked libstdc++ uses for
+ *     std::random_device: implemented with getrandom (GLIBC_2.25).
  * Every definition is weak, so a toolchain that links a runtime library statically keeps its
  * own strong definitions instead of failing with "multiple definition".
  */
@@ -44,6 +50,83 @@ KK_FORWARD(int, pthread_join, (unsigned long thread, void **ret), (thread, ret))
 KK_FORWARD(int, pthread_create,
            (unsigned long *thread, const void *attr, void *(*start)(void *), void *arg),
            (thread, attr, start, arg))
+
+/* name -> a different baseline function (same signature) */
+#define KK_FORWARD_AS(ret, name, target, params, args)                             \
+  __asm__(".symver kk_as_" #name "," #target "@" KK_GLIBC_BASE);                \
+  extern ret kk_as_##name params;                                                 \
+  __attribute__((weak)) ret name params;                                          \
+  __attribute__((weak)) ret name params { return kk_as_##name args; }
+
+KK_FORWARD_AS(long, __isoc23_strtol, strtol, (const char *s, char **end, int base),
+              (s, end, base))
+KK_FORWARD_AS(unsigned long, __isoc23_strtoul, strtoul, (const char *s, char **end, int base),
+              (s, end, base))
+KK_FORWARD_AS(long long, __isoc23_strtoll, strtoll, (const char *s, char **end, int base),
+              (s, end, base))
+KK_FORWARD_AS(unsigned long long, __isoc23_strtoull, strtoull,
+              (const char *s, char **end, int base), (s, end, base))
+KK_FORWARD_AS(int, __isoc23_vsscanf, vsscanf,
+              (const char *s, const char *format, __builtin_va_list ap), (s, format, ap))
+
+__attribute__((weak)) int __isoc23_sscanf(const char *s, const char *format, ...);
+__attribute__((weak)) int __isoc23_sscanf(const char *s, const char *format, ...) {
+  __builtin_va_list ap;
+  __builtin_va_start(ap, format);
+  const int n = kk_as___isoc23_vsscanf(s, format, ap);
+  __builtin_va_end(ap);
+  return n;
+}
 #endif
+
+#if defined(__x86_64__)
+/* _STAT_VER of x86_64 glibc: the struct stat layout the old __xstat family expects. */
+#define KK_STAT_VER 1
+#define KK_FORWARD_STAT(name, target, ptype, parg)                                  \
+  __asm__(".symver kk_as_" #name "," #target "@GLIBC_2.2.5");                     \
+  extern int kk_as_##name(int ver, ptype, void *buf);                               \
+  __attribute__((weak)) int name(ptype, void *buf);                                 \
+  __attribute__((weak)) int name(ptype, void *buf) { return kk_as_##name(KK_STAT_VER, parg, buf); }
+
+KK_FORWARD_STAT(stat, __xstat, const char *path, path)
+KK_FORWARD_STAT(stat64, __xstat64, const char *path, path)
+KK_FORWARD_STAT(lstat, __lxstat, const char *path, path)
+KK_FORWARD_STAT(lstat64, __lxstat64, const char *path, path)
+KK_FORWARD_STAT(fstat, __fxstat, int fd, fd)
+KK_FORWARD_STAT(fstat64, __fxstat64, int fd, fd)
+#endif
+
+/* arc4random (GLIBC_2.36) from getrandom (GLIBC_2.25). */
+extern long kk_getrandom(void *buf, unsigned long len, unsigned int flags) __asm__("getrandom");
+
+__attribute__((weak)) void arc4random_buf(void *buf, unsigned long n);
+__attribute__((weak)) void arc4random_buf(void *buf, unsigned long n) {
+  unsigned char *p = (unsigned char *)buf;
+  while (n > 0) {
+    const long got = kk_getrandom(p, n, 0);
+    if (got > 0) {
+      p += got;
+      n -= (unsigned long)got;
+    }
+  }
+}
+
+__attribute__((weak)) unsigned int arc4random(void);
+__attribute__((weak)) unsigned int arc4random(void) {
+  unsigned int v;
+  arc4random_buf(&v, sizeof v);
+  return v;
+}
+
+__attribute__((weak)) unsigned int arc4random_uniform(unsigned int upper);
+__attribute__((weak)) unsigned int arc4random_uniform(unsigned int upper) {
+  if (upper < 2) return 0;
+  const unsigned int min = -upper % upper; /* reject the biased low range */
+  unsigned int r;
+  do {
+    r = arc4random();
+  } while (r < min);
+  return r % upper;
+}
 
 #endif
