@@ -1,7 +1,8 @@
 """The manylinux_2_28 compatibility shims compiled into every extension.
 
 Also found there (glibc 2.39, libstdc++ linked statically): references to
-``__isoc23_strtoul@GLIBC_2.38``, ``arc4random@GLIBC_2.36`` and ``fstat64@GLIBC_2.33``; the C
+``__isoc23_strtoul@GLIBC_2.38``, ``arc4random@GLIBC_2.36``, ``fstat64@GLIBC_2.33`` and
+(activation example) ``exp@GLIBC_2.29``; the C
 shim now forwards those to baseline functions. This machine's glibc (2.36) exports
 ``arc4random`` and ``fstat64`` at those versions, so the tests below exercise them for real;
 the C23 names are declared by hand, as glibc >= 2.38 headers would redirect to them.
@@ -78,6 +79,7 @@ def test_shims_keep_dynamic_link_within_manylinux_2_28(tmp_path: Path) -> None:
 
 NEWER_GLIBC_USER = r"""
 #include <sys/stat.h>
+#include <cmath>
 #include <cstdlib>
 extern "C" unsigned long __isoc23_strtoul(const char*, char**, int);
 extern "C" int __isoc23_sscanf(const char*, const char*, ...);
@@ -87,6 +89,8 @@ extern "C" int probe(const char* path) {
   int y = 0;
   __isoc23_sscanf("7", "%d", &y);
   unsigned r = arc4random_uniform(5) + (arc4random() & 0u);
+  volatile double one = 1.0;
+  if (std::exp(one) < 2.7 || std::log(one) != 0.0 || std::pow(one + one, 3.0) != 8.0) return -2;
   return static_cast<int>(__isoc23_strtoul("12", nullptr, 10)) + y + (r < 5 ? 100 : -1000);
 }
 """
@@ -106,4 +110,6 @@ def test_newer_glibc_symbols_are_forwarded_to_baseline_versions(tmp_path: Path) 
     assert max(_versions(lib, "GLIBC")) <= (2, 28)
     dump = subprocess.run(["objdump", "-T", str(lib)], capture_output=True, text=True).stdout
     assert "arc4random" not in dump and "__isoc23" not in dump and "fstat64" not in dump
+    math = re.findall(r"\((GLIBC_[\d.]+)\)\s+(exp|log|pow)$", dump, re.M)
+    assert math and all(v == "GLIBC_2.2.5" for v, _ in math)  # the baseline libm versions
     assert ctypes.CDLL(str(lib)).probe(b"/") == 12 + 7 + 100

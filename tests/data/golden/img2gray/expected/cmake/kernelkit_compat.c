@@ -14,6 +14,8 @@
  *     to __isoc23_* in C++/C2x builds; forwarded to the classic functions.
  *   - stat/fstat/lstat(64) (GLIBC_2.33): before 2.33 these were wrappers around
  *     __xstat/__fxstat/__lxstat(64) with a version argument; forwarded to those (x86_64).
+ *   - exp/log/pow/exp2/log2 (GLIBC_2.29, libm's newer implementations): forwarded to the
+ *     baseline versions, which every glibc still provides.
  *   - arc4random* (GLIBC_2.36), which a statically linked libstdc++ uses for
  *     std::random_device: implemented with getrandom (GLIBC_2.25).
  * Every definition is weak, so a toolchain that links a runtime library statically keeps its
@@ -68,6 +70,12 @@ KK_FORWARD_AS(unsigned long long, __isoc23_strtoull, strtoull,
               (const char *s, char **end, int base), (s, end, base))
 KK_FORWARD_AS(int, __isoc23_vsscanf, vsscanf,
               (const char *s, const char *format, __builtin_va_list ap), (s, format, ap))
+
+KK_FORWARD(double, exp, (double x), (x))
+KK_FORWARD(double, exp2, (double x), (x))
+KK_FORWARD(double, log, (double x), (x))
+KK_FORWARD(double, log2, (double x), (x))
+KK_FORWARD(double, pow, (double x, double y), (x, y))
 
 __attribute__((weak)) int __isoc23_sscanf(const char *s, const char *format, ...);
 __attribute__((weak)) int __isoc23_sscanf(const char *s, const char *format, ...) {
