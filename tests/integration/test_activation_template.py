@@ -95,6 +95,15 @@ def make_model() -> nn.Sequential:
 
 
 @pytest.mark.slow
+def test_build_is_compliant(built: Path) -> None:
+    """kernelkit check passes: e.g. no exp@GLIBC_2.29 from the CPU kernel's math (the shim)."""
+    from kernelkit.check import check_build
+
+    report = check_build(built / "build", python=Path(sys.executable))
+    assert [str(f.message) for f in report.findings if f.severity == "error"] == []
+
+
+@pytest.mark.slow
 def test_project_tests_pass_against_the_build(built: Path) -> None:
     env = {**os.environ, "KERNEL_BUILD_DIR": str(built / "build")}
     proc = subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p",
