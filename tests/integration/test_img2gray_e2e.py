@@ -106,3 +106,46 @@ def test_main_job_demo(tmp_path: Path) -> None:
     expected = reference(torch.from_numpy(data.astronaut())).numpy()
     assert out.shape == (512, 512) and (out == expected).all()
     assert (tmp_path / "hub" / "kernelkit-examples" / "img2gray.git").is_dir()
+
+
+def test_rebuild_elsewhere_is_bit_identical(
+    img2gray_project: Path, img2gray_cpu_build: Path, tmp_path: Path
+) -> None:
+    """Same commit + same toolchain -> the same files (digests), wherever the project lives:
+    absolute paths are mapped away (-ffile-prefix-map) and the op namespace comes from the git
+    tree id. What legitimately differs: nothing, unless the tree is dirty (`_dirty` id)."""
+    import shutil
+
+    from kernelkit.build.api import build
+
+    copy = tmp_path / "elsewhere" / "img2gray"
+    shutil.copytree(img2gray_project, copy, ignore=shutil.ignore_patterns("build"))
+    [result] = build(copy, python=Path(sys.executable), backends=["cpu"])
+    first = json.loads((img2gray_cpu_build / "metadata.json").read_text())
+    second = json.loads((result.path / "metadata.json").read_text())
+    assert second["digest"] == first["digest"]
+    assert second["provenance"] == first["provenance"]
+
+
+@pytest.mark.cuda_build
+def test_cuda_variant_builds_and_checks(
+    img2gray_project: Path, img2gray_cpu_build: Path, cuda_torch_python: Path, tmp_path: Path
+) -> None:
+    """Issue 2's acceptance: init, build for both environments (torch 2.13.0 CPU here, torch
+    2.14.1+cu130 in its pinned env, compiled for sm_90 to keep CI short), check both."""
+    import shutil
+
+    from kernelkit.build.api import build
+    from kernelkit.check import check_build
+
+    project = tmp_path / "img2gray"
+    shutil.copytree(img2gray_project, project, ignore=shutil.ignore_patterns("build"))
+    shutil.copytree(img2gray_cpu_build, project / "build" / img2gray_cpu_build.name)
+    [cuda] = build(project, python=cuda_torch_python, backends=["cuda"], cuda_capabilities=["9.0"])
+    assert cuda.variant == "torch214-cxx11-cu130-x86_64-linux"
+    meta = json.loads((cuda.path / "metadata.json").read_text())
+    assert meta["backend"] == {"type": "cuda", "archs": ["9.0"]}
+    report = check_build(project / "build", python=Path(sys.executable),
+                         variant_pythons={cuda.variant: cuda_torch_python})
+    assert sorted(report.variants) == sorted([img2gray_cpu_build.name, cuda.variant])
+    assert [f for f in report.findings if f.severity == "error"] == []

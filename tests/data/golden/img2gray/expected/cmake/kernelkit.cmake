@@ -234,6 +234,14 @@ macro(kk_add_extension)
     SKIP_BUILD_RPATH ON INSTALL_RPATH ""
     LIBRARY_OUTPUT_DIRECTORY "${KK_OUTPUT_DIR}")
   target_compile_options(${OPS_NAME} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>)
+  # Reproducible builds: the project's and the scratch build's absolute paths (e.g. __FILE__ in
+  # TORCH_CHECK messages) do not end up in the binary, so a rebuild elsewhere is identical.
+  foreach(_kk_map "${KK_SOURCE_ROOT}=." "${CMAKE_CURRENT_SOURCE_DIR}=kernelkit-generated"
+                  "${CMAKE_CURRENT_BINARY_DIR}=kernelkit-build")
+    target_compile_options(${OPS_NAME} PRIVATE
+      "$<$<COMPILE_LANGUAGE:C,CXX>:-ffile-prefix-map=${_kk_map}>"
+      "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${_kk_map}>")
+  endforeach()
   if(KK_BACKEND STREQUAL "cuda")
     target_compile_definitions(${OPS_NAME} PRIVATE CUDA_KERNEL USE_CUDA=1)
     set_target_properties(${OPS_NAME} PROPERTIES
