@@ -57,8 +57,11 @@ def test_variant_pattern_matching_nothing(tmp_path: Path) -> None:
 def test_build_all_then_noop(tmp_path: Path, envs_dir: Path) -> None:
     if shutil.which("nvcc") is None and not Path("/usr/local/cuda/bin/nvcc").exists():
         pytest.skip("needs nvcc 13.0")
-    project = tmp_path / "addone"
-    shutil.copytree(ADDONE, project)
+    # A fresh img2gray project, as `kernelkit init` writes it (the acceptance test).
+    from kernelkit.scaffold import init_project
+
+    project = tmp_path / "img2gray"
+    init_project(project, name="kernelkit-examples/img2gray", backends=["cpu", "cuda"])
     caps = {"KERNELKIT_CUDA_CAPABILITIES": "9.0"}
 
     plan = json.loads(kernelkit("build", str(project), "--all", "--dry-run", "--json",
@@ -84,7 +87,7 @@ def test_build_all_then_noop(tmp_path: Path, envs_dir: Path) -> None:
     assert time.monotonic() - started < 60
 
     # A changed CPU source rebuilds only the CPU variant (in its kept CMake build tree).
-    src = project / "addone_cpu" / "addone_cpu.cpp"
+    src = project / "img2gray_cpu" / "img2gray_cpu.cpp"
     src.write_text(src.read_text() + "\n// touched\n")
     third = kernelkit("build", str(project), "--all", "--json", envs=envs_dir, **caps)
     assert third.returncode == 0, third.stdout + third.stderr
