@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "Mode": "kernelkit.layers",
     "Device": "kernelkit.layers",
     "CUDAProperties": "kernelkit.layers",
+    "ROCMProperties": "kernelkit.layers",
+    "use_kernelized_func": "kernelkit.layers",
     "LayerRepository": "kernelkit.layers",
     "LocalLayerRepository": "kernelkit.layers",
     "LockedLayerRepository": "kernelkit.layers",
