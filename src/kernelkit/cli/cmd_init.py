@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="replace scaffold files that already exist (other files are kept)")
     p.add_argument("--no-git", action="store_true",
                    help="do not run `git init` / `git add` in the new project")
+    p.add_argument("--toolchain-lock", action="store_true",
+                   help="also write kernelkit.toolchain.lock (pins every variant's build "
+                   "environment; resolving all variants can take minutes offline)")
     p.set_defaults(func=run_init)
 
 
@@ -49,4 +52,9 @@ def run_init(args: argparse.Namespace) -> int:
           f"at {dest}")
     for path in written:
         print(f"  {path.relative_to(dest)}")
+    if args.toolchain_lock:
+        from kernelkit.build.lock_toolchain import write_toolchain_lock
+        from kernelkit.cli.cmd_toolchain import print_lock_result
+
+        print_lock_result(*write_toolchain_lock(dest))
     return 0

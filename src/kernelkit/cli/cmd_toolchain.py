@@ -23,33 +23,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _lock(args: argparse.Namespace) -> int:
-    import sys as _sys
+    from kernelkit.build.lock_toolchain import write_toolchain_lock
 
-    from kernelkit.build.matrix_build import host_system, select
-    from kernelkit.build.toolchain_lock import LOCK_FILENAME, find_lock, lock_project
-    from kernelkit.manifest import load_manifest
-    from kernelkit.variants.matrix import targets_for
+    path, result = write_toolchain_lock(args.kernel_dir, args.variant)
+    print_lock_result(path, result)
+    return 0
 
-    manifest = load_manifest(args.kernel_dir)
-    root = manifest.root
-    here = host_system()
-    targets = select(targets_for(manifest, system=here), args.variant)
-    previous = find_lock(root)
-    result = lock_project(targets, python=Path(_sys.executable), host_system=here,
-                          previous=previous, log_path=root / "_cmake_build" / "toolchain-lock.log")
-    entries = dict(previous.variants) if previous and args.variant else {}
-    entries.update(result.lock.variants)
-    from kernelkit.build.toolchain_lock import ToolchainLock
 
-    ToolchainLock(entries).write(root / LOCK_FILENAME)
+def print_lock_result(path: Path, result: object) -> None:
+    from kernelkit.build.toolchain_lock import LockResult
+
+    assert isinstance(result, LockResult)
     for name in sorted(result.lock.variants):
         print(f"locked  {name} ({len(result.lock.variants[name].wheels)} wheels)")
     for name, why in result.skipped:
         print(f"skipped {name}: {why}", file=sys.stderr)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(f"wrote {root / LOCK_FILENAME}")
-    return 0
+    print(f"wrote {path}")
 
 
 def _verify(args: argparse.Namespace) -> int:
