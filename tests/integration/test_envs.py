@@ -55,6 +55,22 @@ def record_digest(env: BuildEnv) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
+def _build_digest(project: Path, python: Path) -> dict[str, object]:
+    from kernelkit.build.api import build
+
+    [result] = build(project, python=python, backends=["cpu"])
+    return json.loads((result.path / "metadata.json").read_text())["digest"]
+
+
+def _committed_copy(dest: Path) -> Path:
+    shutil.copytree(ADDONE, dest)
+    git = ["git", "-C", str(dest), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    return dest
+
+
 def test_lock_pins_the_local_torch_wheel(lock: ToolchainLock) -> None:
     entry = lock.variants[VARIANT]
     torch = next(w for w in entry.wheels if w.name == "torch")
@@ -72,10 +88,14 @@ def test_create_delete_recreate_from_lock(tmp_path: Path, target: BuildTarget,
     assert {n: env.probe.dists[n] for n in expected} == expected  # type: ignore[index]
     first = record_digest(env)
     assert ensure_env(spec, tmp_path).path == env.path  # reused as is
+    project = _committed_copy(tmp_path / "addone")
+    built_first = _build_digest(project, env.python)
 
     shutil.rmtree(env.path)
     again = ensure_env(spec, tmp_path, log_path=tmp_path / "env.log")
     assert again.path == env.path and record_digest(again) == first
+    # The same toolchain rebuilds the same build tree: every file's digest matches.
+    assert _build_digest(project, again.python) == built_first
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".torch")] == []
 
     # A broken environment (torch no longer imports) is repaired by recreating it.
