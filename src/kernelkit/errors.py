@@ -207,3 +207,11 @@ class KernelMappingError(KernelkitError, ValueError):
 class KernelLayerError(KernelkitError, TypeError):
     """A kernel layer is not a pure drop-in for the layer it replaces (it defines ``__init__``,
     has extra members, or its ``forward`` signature differs). A ``TypeError`` too, as upstream."""
+
+
+class KernelDependencyError(KernelkitError, ImportError):
+    """A kernel needs a Python package that is not installed (``metadata.python-depends``)."""
+
+
+class UnsupportedDependencyError(KernelkitError, ValueError):
+    """A kernel's ``python-depends`` names an id that is not in the curated table."""

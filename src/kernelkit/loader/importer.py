@@ -18,6 +18,7 @@ from types import ModuleType
 
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
+from kernelkit.loader.deps import validate_python_depends
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> Modu
         module = same_id.module
     else:
         _warn_if_dirty(metadata, variant_dir)
+        validate_python_depends(metadata)
         module = _exec(metadata.id, _entry_file(variant_dir, metadata))
     loaded = LoadedKernel(metadata, module, repo_info)
     _loaded[key] = loaded
