@@ -91,3 +91,16 @@ def test_open_hub_dispatch(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(HubError, match="is a file"):
         open_hub(str(tmp_path / "file"), env=env)
+
+
+def test_check_publish_validates_branch_and_every_path() -> None:
+    import pytest
+
+    from kernelkit.errors import HubError
+    from kernelkit.hub.names import check_publish
+
+    check_publish("v1", ["build/x/__init__.py", "README.md"])
+    with pytest.raises(HubError, match="invalid path"):
+        check_publish("v1", ["build/ok.py", "../escape.py"])
+    with pytest.raises(HubError):
+        check_publish("bad branch name", [])

@@ -22,7 +22,12 @@ from urllib.parse import unquote, urlparse
 from kernelkit.errors import HubError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo
 from kernelkit.hub.local import LocalGitHub
-from kernelkit.hub.names import check_ref_name, check_repo_id, check_repo_path, is_full_commit_id
+from kernelkit.hub.names import (
+    check_publish,
+    check_ref_name,
+    check_repo_id,
+    is_full_commit_id,
+)
 from kernelkit.hub.port import FileEntry, Refs
 from kernelkit.util.fs import file_lock
 
@@ -142,9 +147,7 @@ class GitRemoteHub:
     def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
                 delete_prefixes: tuple[str, ...] = (),
                 message: str = "Upload with kernelkit") -> str:
-        check_ref_name(branch, "branch")
-        for p in files:
-            check_repo_path(p)
+        check_publish(branch, files)
         self._ensure_remote(repo_id)
         repo = self.refresh(repo_id, force=True)
         old, new = self.mirror.build_commit(repo, branch, files, delete_prefixes, message)

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.errors import HubError, RevisionNotFoundError
-from kernelkit.hub.names import check_ref_name, check_repo_id, check_repo_path, normalize_dir
+from kernelkit.hub.names import (
+    check_publish,
+    check_ref_name,
+    check_repo_id,
+    check_repo_path,
+    normalize_dir,
+)
 from kernelkit.hub.names import under_prefixes as _under
 from kernelkit.hub.port import FileEntry, Refs
 
@@ -171,7 +177,7 @@ class HuggingFaceHub:
                 message: str = "Upload with kernelkit") -> str:
         from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-        check_ref_name(branch, "branch")
+        check_publish(branch, files)
         with self._errors(repo_id, branch):
             self.api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True)
             refs = self.list_refs(repo_id)

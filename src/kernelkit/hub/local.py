@@ -17,6 +17,7 @@ from pathlib import Path
 from kernelkit.errors import HubError, RevisionNotFoundError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo, TreeEntry
 from kernelkit.hub.names import (
+    check_publish,
     check_ref_name,
     check_repo_id,
     check_repo_path,
@@ -141,9 +142,7 @@ class LocalGitHub:
     def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
                 delete_prefixes: tuple[str, ...] = (),
                 message: str = "Upload with kernelkit") -> str:
-        check_ref_name(branch, "branch")
-        for p in files:
-            check_repo_path(p)
+        check_publish(branch, files)
         repo = self.repo(repo_id)
         repo.init()
         old, new = self.build_commit(repo, branch, files, delete_prefixes, message)

@@ -7,6 +7,7 @@ reaches git as an option or a revision expression (``HEAD~1``, ``:path``, ``--up
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from kernelkit.errors import HubError
 
@@ -62,6 +63,13 @@ def check_repo_path(path: str) -> str:
         raise HubError(f"invalid path in repository: {path!r}",
                        hint="repository paths are relative, '/'-separated, without '..'")
     return path
+
+
+def check_publish(branch: str, files: Iterable[str]) -> None:
+    """The arguments every backend's ``publish`` validates before touching anything."""
+    check_ref_name(branch, "branch")
+    for p in files:
+        check_repo_path(p)
 
 
 def under_prefixes(path: str, prefixes: tuple[str, ...]) -> bool:
