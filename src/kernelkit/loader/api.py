@@ -98,13 +98,9 @@ def has_kernel(
     cache_dir: Path | None = None,
 ) -> bool:
     """Whether the repository has a variant for this machine (with a ``metadata.json``)."""
-    settings = read_settings(cache_dir=cache_dir)
-    lazy = LazyHub(hub, settings.open_hub)
-    rc = RepoCache.of(settings.cache_dir, repo_id)
-    system = detect_system(backend)
-    commit = resolve_commit(lazy, rc, revision, version, offline=settings.offline)
-    best = best_variant(rank_variants(variant_names(lazy, rc, commit, offline=settings.offline),
-                                      system))
+    settings, lazy, rc, commit, decisions = _rank(repo_id, revision, version, backend, hub,
+                                                  cache_dir)
+    best = best_variant(decisions)
     if best is None:
         return False
     if (rc.variant_dir(commit, best) / "metadata.json").is_file():
@@ -125,12 +121,20 @@ def get_kernel_variants(
 ) -> list[Decision]:
     """Every variant of the repository with whether it fits this machine and why; accepted
     first, the preferred one leading."""
+    return _rank(repo_id, revision, version, backend, hub, cache_dir)[4]
+
+
+def _rank(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
+          hub: Hub | None, cache_dir: Path | None
+          ) -> tuple[Settings, LazyHub, RepoCache, str, list[Decision]]:
+    """Resolve the revision and rank the commit's variants for this machine (no download)."""
     settings = read_settings(cache_dir=cache_dir)
     lazy = LazyHub(hub, settings.open_hub)
     rc = RepoCache.of(settings.cache_dir, repo_id)
     system = detect_system(backend)
     commit = resolve_commit(lazy, rc, revision, version, offline=settings.offline)
-    return rank_variants(variant_names(lazy, rc, commit, offline=settings.offline), system)
+    decisions = rank_variants(variant_names(lazy, rc, commit, offline=settings.offline), system)
+    return settings, lazy, rc, commit, decisions
 
 
 def get_local_kernel(repo_path: Path | str, backend: str | None = None) -> ModuleType:
