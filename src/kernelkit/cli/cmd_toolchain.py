@@ -6,6 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kernelkit.build.toolchain_lock import LockResult
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,10 +34,7 @@ def _lock(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_lock_result(path: Path, result: object) -> None:
-    from kernelkit.build.toolchain_lock import LockResult
-
-    assert isinstance(result, LockResult)
+def print_lock_result(path: Path, result: LockResult) -> None:
     for name in sorted(result.lock.variants):
         print(f"locked  {name} ({len(result.lock.variants[name].wheels)} wheels)")
     for name, why in result.skipped:
