@@ -35,7 +35,7 @@ def img2gray_cpu_build(img2gray_project: Path) -> Path:
     """`kernelkit build` of the img2gray project for this interpreter's (CPU) torch.
 
     Returns the variant directory ``build/torch<XY>-cxx11-cpu-x86_64-linux``."""
-    from kernelkit.build.api import build
+    from kernelkit.builder.api import build
 
     results = build(img2gray_project, python=Path(sys.executable), backends=["cpu"])
     assert len(results) == 1
@@ -65,7 +65,7 @@ def cuda_torch_python(test_envs_dir: Path) -> Path:
     ``KERNELKIT_TEST_CUDA_PYTHON`` may name another CUDA torch interpreter instead."""
     import os
 
-    from kernelkit.build.envs import ensure_env, env_spec, find_system_nvcc
+    from kernelkit.builder.envs import ensure_env, env_spec, find_system_nvcc
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.matrix import targets_for
 

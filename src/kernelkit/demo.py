@@ -79,7 +79,7 @@ def run_demo(
     on_step: Callable[[Step], None] = lambda s: None,
     python: Path | None = None,
 ) -> DemoReport:
-    from kernelkit.build.api import build
+    from kernelkit.builder.api import build
     from kernelkit.check import check_build
     from kernelkit.hub.local import LocalGitHub
     from kernelkit.hub.publish import upload

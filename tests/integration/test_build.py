@@ -17,9 +17,9 @@ from elftools.elf.elffile import ELFFile
 
 from kernelkit.artifact.digest import Digest
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.build.api import build
-from kernelkit.build.compile import build_variant
-from kernelkit.build.probe import probe_python
+from kernelkit.builder.api import build
+from kernelkit.builder.compile import build_variant
+from kernelkit.builder.probe import probe_python
 from kernelkit.errors import BuildError, NotBuildableError
 
 PROJECT = Path(__file__).resolve().parents[1] / "data" / "projects" / "addone"

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.build.envs import BuildEnv, ensure_env, env_spec
-from kernelkit.build.toolchain_lock import (
+from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
+from kernelkit.builder.toolchain_lock import (
     LOCK_FILENAME,
     LockedWheel,
     ToolchainLock,
@@ -56,7 +56,7 @@ def record_digest(env: BuildEnv) -> str:
 
 
 def _build_digest(project: Path, python: Path) -> dict[str, object]:
-    from kernelkit.build.api import build
+    from kernelkit.builder.api import build
 
     [result] = build(project, python=python, backends=["cpu"])
     return json.loads((result.path / "metadata.json").read_text())["digest"]

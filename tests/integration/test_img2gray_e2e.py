@@ -116,7 +116,7 @@ def test_rebuild_elsewhere_is_bit_identical(
     tree id. What legitimately differs: nothing, unless the tree is dirty (`_dirty` id)."""
     import shutil
 
-    from kernelkit.build.api import build
+    from kernelkit.builder.api import build
 
     copy = tmp_path / "elsewhere" / "img2gray"
     shutil.copytree(img2gray_project, copy, ignore=shutil.ignore_patterns("build"))
@@ -135,7 +135,7 @@ def test_cuda_variant_builds_and_checks(
     2.14.1+cu130 in its pinned env, compiled for sm_90 to keep CI short), check both."""
     import shutil
 
-    from kernelkit.build.api import build
+    from kernelkit.builder.api import build
     from kernelkit.check import check_build
 
     project = tmp_path / "img2gray"

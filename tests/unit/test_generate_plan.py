@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.build.plan import plan_variant
-from kernelkit.build.probe import TorchEnv
-from kernelkit.build.toolkit import CudaToolkit
+from kernelkit.builder.plan import plan_variant
+from kernelkit.builder.probe import TorchEnv
+from kernelkit.builder.toolkit import CudaToolkit
 from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
 from kernelkit.manifest import parse_manifest
 

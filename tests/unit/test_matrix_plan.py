@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.build.build_cache import cache_key, read_cache, record_cache, source_digest
-from kernelkit.build.envs import Nvcc, assemble_cuda_home, choose_cuda_toolkit
-from kernelkit.build.matrix_build import (
+from kernelkit.builder.build_cache import cache_key, read_cache, record_cache, source_digest
+from kernelkit.builder.envs import Nvcc, assemble_cuda_home, choose_cuda_toolkit
+from kernelkit.builder.matrix_build import (
     BuildSettings,
     HostFacts,
     MatrixPlan,
@@ -164,7 +164,7 @@ def test_one_failure_does_not_stop_the_others(addone: Manifest, tmp_path: Path) 
 def test_env_name_is_variant_plus_pin_hash() -> None:
     import sys
 
-    from kernelkit.build.envs import EnvSpec
+    from kernelkit.builder.envs import EnvSpec
     from kernelkit.variants.matrix import Pin
 
     venv_bin = Path(sys.executable).parent

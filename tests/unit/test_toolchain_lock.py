@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.build.envs import create_env, env_spec
-from kernelkit.build.toolchain_lock import (
+from kernelkit.builder.envs import create_env, env_spec
+from kernelkit.builder.toolchain_lock import (
     LockedVariant,
     LockedWheel,
     ToolchainLock,

@@ -25,15 +25,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("-o", "--out", type=Path, default=None,
                    help="directory of the variant directories (default: KERNEL_DIR/build)")
     p.set_defaults(func=run)
-    from kernelkit.build.matrix_build import add_matrix_arguments  # --all/--variant (matrix)
+    from kernelkit.builder.matrix_build import add_matrix_arguments  # --all/--variant (matrix)
     add_matrix_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.build.matrix_build import run_matrix_build
+    from kernelkit.builder.matrix_build import run_matrix_build
     if (matrix_rc := run_matrix_build(args)) is not None:
         return matrix_rc
-    from kernelkit.build.api import build
+    from kernelkit.builder.api import build
     from kernelkit.generate.cuda_archs import parse_capabilities
 
     caps = None

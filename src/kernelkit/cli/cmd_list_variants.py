@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from kernelkit.build.matrix_build import gather_facts, host_system, plan_matrix
+    from kernelkit.builder.matrix_build import gather_facts, host_system, plan_matrix
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.matrix import targets_for
 

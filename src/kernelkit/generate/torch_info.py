@@ -1,6 +1,6 @@
 """Describe the Python environment a kernel is built for, as JSON written to ``argv[1]``.
 
-Standalone on purpose (standard library + torch only): ``kernelkit.build.probe`` runs it with
+Standalone on purpose (standard library + torch only): ``kernelkit.builder.probe`` runs it with
 the target interpreter and ``kernelkit create-pyproject`` copies it verbatim to
 ``cmake/kernelkit_torch_info.py`` where the generated CMake reads the same facts.
 """

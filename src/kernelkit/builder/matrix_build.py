@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kernelkit.build.envs import (
+from kernelkit.builder.envs import (
     Nvcc,
     choose_cuda_toolkit,
 )
-from kernelkit.build.toolchain_lock import find_lock
-from kernelkit.build.variant_build import (
+from kernelkit.builder.toolchain_lock import find_lock
+from kernelkit.builder.variant_build import (
     BuildSettings,
     Outcome,
     VariantNotInMatrixError,
@@ -36,7 +36,7 @@ from kernelkit.build.variant_build import (
     env_for_variant,
     host_system,
 )
-from kernelkit.build.wheel_sources import wheel_available
+from kernelkit.builder.wheel_sources import wheel_available
 from kernelkit.errors import NotBuildableError
 from kernelkit.manifest.model import Manifest
 from kernelkit.util.paths import default_envs_dir
@@ -160,7 +160,7 @@ def gather_facts(targets: Sequence[BuildTarget], *, system: str,
                  environ: Mapping[str, str] | None = None,
                  matrix: Matrix | None = None) -> HostFacts:
     """Look at the machine: cores, the system nvcc, and where each target's wheels come from."""
-    from kernelkit.build.envs import find_system_nvcc
+    from kernelkit.builder.envs import find_system_nvcc
 
     matrix = matrix or load_matrix()
     nvcc = find_system_nvcc(environ)
@@ -186,7 +186,7 @@ def gather_facts(targets: Sequence[BuildTarget], *, system: str,
 
 
 def _unavailable(what: str, index: str | None) -> str:
-    from kernelkit.build.toolchain_lock import index_reachable
+    from kernelkit.builder.toolchain_lock import index_reachable
 
     text = f"{what} not available from pip's configured sources"
     if index is None:
@@ -254,8 +254,8 @@ def run_matrix_build(args: argparse.Namespace) -> int | None:
         return None
     import json
 
-    from kernelkit.build.compile import cuda_capabilities_from_env
-    from kernelkit.build.envs import find_system_nvcc
+    from kernelkit.builder.compile import cuda_capabilities_from_env
+    from kernelkit.builder.envs import find_system_nvcc
     from kernelkit.manifest import load_manifest
 
     manifest = load_manifest(Path(getattr(args, "kernel_dir", None) or "."))

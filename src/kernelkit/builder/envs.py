@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kernelkit.build.toolchain_lock import (
+from kernelkit.builder.toolchain_lock import (
     LockedVariant,
     canonical_name,
     drift,
@@ -100,7 +100,7 @@ def choose_cuda_toolkit(cuda_version: str, system_nvcc: Nvcc | None,
 def find_system_nvcc(env: Mapping[str, str] | None = None) -> Nvcc | None:
     """The real nvcc from ``CUDA_HOME``/``CUDA_PATH`` or ``PATH`` (wrapper scripts resolved),
     else ``/usr/local/cuda``; ``None`` when there is none."""
-    from kernelkit.build.toolkit import find_cuda_toolkit
+    from kernelkit.builder.toolkit import find_cuda_toolkit
 
     env = dict(os.environ if env is None else env)
     for attempt in (env, {"PATH": "/usr/local/cuda/bin"}):

@@ -30,11 +30,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -410,3 +411,24 @@ def lock_project(targets: Iterable[BuildTarget], *, python: Path, host_system: s
         entries[target.variant] = entry
         notes += [note] if note else []
     return LockResult(ToolchainLock(entries), tuple(skipped), tuple(notes))
+
+
+def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tuple[Path, LockResult]:
+    """Lock the variants of the project at ``kernel_dir`` (those matching ``patterns``, or all);
+    entries of other variants are kept when only some are re-locked."""
+    from kernelkit.builder.matrix_build import host_system, select
+    from kernelkit.manifest import load_manifest
+    from kernelkit.variants.matrix import targets_for
+
+    manifest = load_manifest(kernel_dir)
+    root = manifest.root
+    here = host_system()
+    targets = select(targets_for(manifest, system=here), list(patterns))
+    previous = find_lock(root)
+    result = lock_project(targets, python=Path(sys.executable), host_system=here,
+                          previous=previous, log_path=root / "_cmake_build" / "toolchain-lock.log")
+    entries = dict(previous.variants) if previous and patterns else {}
+    entries.update(result.lock.variants)
+    path = root / LOCK_FILENAME
+    ToolchainLock(entries).write(path)
+    return path, result

@@ -13,23 +13,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernelkit.build.build_cache import (
+from kernelkit.builder.build_cache import (
     cache_key,
     env_fingerprint,
     read_cache,
     record_cache,
     source_digest,
 )
-from kernelkit.build.envs import BuildEnv, EnvSpec, Nvcc, ensure_env, env_spec, existing_env
-from kernelkit.build.toolchain_lock import ToolchainLock, find_lock
+from kernelkit.builder.envs import BuildEnv, EnvSpec, Nvcc, ensure_env, env_spec, existing_env
+from kernelkit.builder.toolchain_lock import ToolchainLock, find_lock
 from kernelkit.errors import NotBuildableError
 from kernelkit.manifest.model import Manifest
 from kernelkit.util.paths import default_envs_dir
 from kernelkit.variants.matrix import BuildTarget, targets_for
 
 if TYPE_CHECKING:
-    from kernelkit.build.compile import BuildResult
-    from kernelkit.build.matrix_build import MatrixPlan, PlannedBuild
+    from kernelkit.builder.compile import BuildResult
+    from kernelkit.builder.matrix_build import MatrixPlan, PlannedBuild
 
 @dataclass(frozen=True)
 class Outcome:
@@ -136,10 +136,10 @@ def compile_variant(manifest: Manifest, python: Path, backend: str, *, out_root:
                     provenance_extra: Mapping[str, Any]) -> BuildResult:
     """``compile.build_one`` with a persistent CMake build directory (``scratch``, so ninja
     reuses objects across builds) and extra provenance (cache key, toolchain lock digest)."""
-    from kernelkit.build import compile as kc
-    from kernelkit.build.plan import plan_variant
-    from kernelkit.build.probe import probe_python
-    from kernelkit.build.toolkit import find_cuda_toolkit
+    from kernelkit.builder import compile as kc
+    from kernelkit.builder.plan import plan_variant
+    from kernelkit.builder.probe import probe_python
+    from kernelkit.builder.toolkit import find_cuda_toolkit
     from kernelkit.generate import build_files, write_files
     from kernelkit.generate.ids import git_state, unique_id
 
@@ -170,7 +170,7 @@ def compile_variant(manifest: Manifest, python: Path, backend: str, *, out_root:
 def env_for_variant(project: Path, variant: str, *, update: bool = False,
                     envs_dir: Path | None = None) -> BuildEnv:
     """The (created if needed) build environment of ``variant`` of the kernel in ``project``."""
-    from kernelkit.build.envs import find_system_nvcc
+    from kernelkit.builder.envs import find_system_nvcc
     from kernelkit.manifest import load_manifest
 
     manifest = load_manifest(project)

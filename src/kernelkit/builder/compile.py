@@ -14,9 +14,9 @@ from pathlib import Path
 from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
-from kernelkit.build.plan import VariantPlan, plan_variant
-from kernelkit.build.probe import TorchEnv, probe_python
-from kernelkit.build.toolkit import CudaToolkit, find_cuda_toolkit
+from kernelkit.builder.plan import VariantPlan, plan_variant
+from kernelkit.builder.probe import TorchEnv, probe_python
+from kernelkit.builder.toolkit import CudaToolkit, find_cuda_toolkit
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.cuda_archs import parse_capabilities

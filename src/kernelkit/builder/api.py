@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from kernelkit.build.compile import BuildResult, build_one, cuda_capabilities_from_env
-from kernelkit.build.probe import TorchEnv, probe_python
+from kernelkit.builder.compile import BuildResult, build_one, cuda_capabilities_from_env
+from kernelkit.builder.probe import TorchEnv, probe_python
 from kernelkit.errors import NotBuildableError
 from kernelkit.manifest import Manifest, load_manifest
 

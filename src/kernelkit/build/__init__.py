@@ -1,5 +1,0 @@
-"""build stage: probe the target Python, plan a variant, compile it with CMake + ninja (+ nvcc).
-
-``build_variant`` / ``build`` are imported lazily by their users (``kernelkit.build.compile``,
-``kernelkit.build.api``); this package import stays light.
-"""
