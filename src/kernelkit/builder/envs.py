@@ -34,6 +34,7 @@ from kernelkit.builder.toolchain_lock import (
 from kernelkit.errors import CommandError, LockError, NotBuildableError
 from kernelkit.util.fs import atomic_write_text, file_lock, replace_dir, temp_sibling
 from kernelkit.util.run import run
+from kernelkit.util.versions import major_minor_text
 from kernelkit.variants.matrix import BuildTarget, Matrix, Pin, ToolkitWheels, load_matrix
 
 MARKER = ".kernelkit-env.json"
@@ -75,16 +76,11 @@ class ToolkitChoice:
     roots: tuple[str, ...] = ()
 
 
-def _mm(version: str) -> str:
-    parts = version.split(".")
-    return f"{int(parts[0])}.{int(parts[1]) if len(parts) > 1 else 0}"
-
-
 def choose_cuda_toolkit(cuda_version: str, system_nvcc: Nvcc | None,
                         wheels: ToolkitWheels | None) -> ToolkitChoice:
     """Use the system nvcc when its major.minor equals ``cuda_version``; else pip's wheels."""
-    want = _mm(cuda_version)
-    if system_nvcc is not None and _mm(system_nvcc.version) == want:
+    want = major_minor_text(cuda_version)
+    if system_nvcc is not None and major_minor_text(system_nvcc.version) == want:
         return ToolkitChoice("system", want, f"system nvcc {system_nvcc.version} at "
                              f"{system_nvcc.path}", nvcc=system_nvcc)
     have = (f"system nvcc is {system_nvcc.version} ({system_nvcc.path})" if system_nvcc

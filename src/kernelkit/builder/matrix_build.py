@@ -40,6 +40,7 @@ from kernelkit.builder.wheel_sources import wheel_available
 from kernelkit.errors import NotBuildableError
 from kernelkit.manifest.model import Manifest
 from kernelkit.util.paths import default_envs_dir
+from kernelkit.util.versions import major_minor_text
 from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix, targets_for
 
 __all__ = [  # the one-variant pieces live in variant_build; re-exported for callers
@@ -175,12 +176,12 @@ def gather_facts(targets: Sequence[BuildTarget], *, system: str,
             continue
         sources[t.variant] = src
         cuda = t.backend_version if t.backend == "cuda" else None
-        if cuda and not (nvcc and _mm(nvcc.version) == _mm(cuda)):
+        if cuda and not (nvcc and major_minor_text(nvcc.version) == major_minor_text(cuda)):
             tw = matrix.toolkit_wheels_for(cuda)
-            if tw is None or not wheel_available(tw.packages[0], f"{_mm(cuda)}.*",
+            if tw is None or not wheel_available(tw.packages[0], f"{major_minor_text(cuda)}.*",
                                                  extra_index=t.pin.index_url):
                 have = f"system nvcc is {nvcc.version}" if nvcc else "no system nvcc"
-                missing[t.variant] = (f"needs CUDA {_mm(cuda)}: {have} and "
+                missing[t.variant] = (f"needs CUDA {major_minor_text(cuda)}: {have} and "
                                       f"{_unavailable('the toolkit wheels', t.pin.index_url)}")
     return HostFacts(system, os.cpu_count() or 1, nvcc, sources, missing)
 
@@ -194,10 +195,6 @@ def _unavailable(what: str, index: str | None) -> str:
     return text + (f" nor {index}" if index_reachable(index) else
                    f" and {index} is unreachable (offline?)")
 
-
-def _mm(version: str) -> str:
-    p = version.split(".")
-    return f"{int(p[0])}.{int(p[1]) if len(p) > 1 else 0}"
 
 
 # --- execution ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
 from kernelkit.generate import cuda_archs
 from kernelkit.generate.ids import ops_name
 from kernelkit.manifest.model import BUILDABLE_BACKENDS, Manifest, TorchFramework, Version
+from kernelkit.util.versions import major_minor_text
 from kernelkit.variants.name import format_torch_variant
 
 
@@ -37,8 +38,7 @@ class VariantPlan:
 
 
 def _major_minor(version: str) -> Version:
-    parts = version.split("+")[0].split(".")
-    return Version.parse(".".join(parts[:2]))
+    return Version.parse(major_minor_text(version))
 
 
 def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:

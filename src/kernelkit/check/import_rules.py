@@ -17,6 +17,7 @@ from typing import Any
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.check.report import Finding, finding
 from kernelkit.util.run import run
+from kernelkit.util.versions import major_minor
 from kernelkit.variants.name import Variant
 
 PROBE_SOURCE = (Path(__file__).parent / "_probe_source.py").read_text(encoding="utf-8")
@@ -54,10 +55,7 @@ def _run_probe(python: Path, args: list[str]) -> tuple[dict[str, Any] | None, st
 
 
 def _xy(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
-    parts = text.split(".")
-    return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+    return major_minor(text) if text else None
 
 
 @lru_cache(maxsize=16)

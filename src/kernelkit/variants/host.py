@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kernelkit.errors import KernelkitError
+from kernelkit.util.versions import major_minor
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def _detect() -> System:
     if sys.modules.get("torch") is not None or importlib.util.find_spec("torch") is not None:
         import torch
 
-        torch_version = _major_minor(torch.__version__)
+        torch_version = major_minor(torch.__version__)
         cxx11 = bool(torch.compiled_with_cxx11_abi()) if os_name == "linux" else None
         backend, bversion = _torch_backend(torch)
     else:
@@ -150,7 +151,7 @@ def _platform() -> tuple[str, str, tuple[int, int] | None]:
     if os_name == "darwin":
         cpu = "aarch64" if cpu == "arm64" else cpu
         release = platform.mac_ver()[0]
-        macos = _major_minor(release) if release else None
+        macos = major_minor(release) if release else None
     elif os_name == "windows":
         cpu = "x86_64" if cpu == "AMD64" else cpu
     return cpu, os_name, macos
@@ -163,9 +164,9 @@ def _torch_backend(torch: Any) -> tuple[str, tuple[int, int] | None]:
     if hasattr(torch, "neuron"):
         return "neuron", None  # a Neuron plugin may sit on a CUDA torch: checked first
     if torch.version.cuda:
-        return "cuda", _major_minor(torch.version.cuda)
+        return "cuda", major_minor(torch.version.cuda)
     if torch.version.hip:
-        return "rocm", _major_minor(torch.version.hip.split("-")[0])
+        return "rocm", major_minor(torch.version.hip.split("-")[0])
     if torch.backends.mps.is_available():
         return "metal", None
     xpu = getattr(torch.version, "xpu", None)  # absent on torch <= 2.6
@@ -214,25 +215,9 @@ def _tvm_ffi_version() -> tuple[int, int] | None:
     try:
         import tvm_ffi  # type: ignore[import-not-found]
 
-        return _major_minor(str(tvm_ffi.__version__))
+        return major_minor(str(tvm_ffi.__version__))
     except Exception:  # a broken optional install must not break kernel loading
         return None
-
-
-def _major_minor(version: str) -> tuple[int, int]:
-    """``"2.13.0+cpu"`` -> ``(2, 13)``; ``"13.0"`` -> ``(13, 0)``; ``"7.0.51831-a3e329ad8"``
-    -> ``(7, 0)``."""
-    parts = version.split("+")[0].split(".")
-    return int(_digits(parts[0])), int(_digits(parts[1])) if len(parts) > 1 else 0
-
-
-def _digits(text: str) -> str:
-    out = ""
-    for ch in text:
-        if not ch.isdigit():
-            break
-        out += ch
-    return out or "0"
 
 
 def _dot(version: tuple[int, int]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kernelkit.manifest.model import Manifest, TorchFramework, TorchNoarch, TvmFfi, Version
+from kernelkit.util.versions import major_minor
 from kernelkit.variants.name import format_torch_variant, xy
 
 DEFAULT_SYSTEM = "x86_64-linux"
@@ -73,7 +74,7 @@ class ToolkitWheels:
     roots: tuple[str, ...]  # relative to site-packages
 
     def requirements(self, cuda_version: str) -> list[str]:
-        major, minor = _major_minor(cuda_version)
+        major, minor = major_minor(cuda_version)
         return [f"{p}=={major}.{minor}.*" for p in self.packages]
 
 
@@ -87,7 +88,7 @@ class Matrix:
     toolkit_wheels: Mapping[str, ToolkitWheels]
 
     def toolkit_wheels_for(self, cuda_version: str) -> ToolkitWheels | None:
-        return self.toolkit_wheels.get(str(_major_minor(cuda_version)[0]))
+        return self.toolkit_wheels.get(str(major_minor(cuda_version)[0]))
 
 
 @dataclass(frozen=True)
@@ -114,11 +115,6 @@ class BuildTarget:
 
 
 # --- loading ---------------------------------------------------------------------------------
-
-
-def _major_minor(version: str) -> tuple[int, int]:
-    parts = version.split("+")[0].split(".")
-    return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
 
 
 def _entry(raw: Mapping[str, Any]) -> MatrixEntry:
@@ -167,7 +163,7 @@ def load_matrix(path: Path | None = None) -> Matrix:
 
 def default_cuda_capabilities(toolkit: str, matrix: Matrix | None = None) -> list[str]:
     """CUDA capabilities compiled by default with CUDA ``toolkit`` ("13.0" -> 7.5 ... 12.1+PTX)."""
-    version = Version.parse(".".join(str(p) for p in _major_minor(toolkit)))
+    version = Version.parse(".".join(str(p) for p in major_minor(toolkit)))
     for minimum, caps in (matrix or load_matrix()).cuda_capabilities:
         if version >= minimum:
             return list(caps)

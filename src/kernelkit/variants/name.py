@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kernelkit.util.versions import major_minor
+
 _COMPUTE_RE = re.compile(r"^(cpu|metal|neuron|tpu|cu\d+|rocm\d+|xpu\d+|cann\d+)$")
 _ARCH_RE = re.compile(
     r"^(?:(?P<stable>torch-stable-abi)(?P<sv>\d+)|(?P<tvm>tvm-ffi)(?P<tv>\d+)|torch(?P<torch>\d+))"
@@ -127,7 +129,7 @@ def format_torch_variant(
     if backend in ("cuda", "rocm", "cann"):
         if backend_version is None:
             raise ValueError(f"backend {backend} needs a version")
-        compute = _compute_tag(backend, _major_minor(backend_version))
+        compute = _compute_tag(backend, major_minor(backend_version))
     elif backend == "xpu":
         if backend_version is None:
             raise ValueError("backend xpu needs a version")
@@ -140,7 +142,3 @@ def format_torch_variant(
     abi = "-cxx11" if os == "linux" else ""
     return f"torch{xy(torch_version)}{abi}-{compute}-{cpu}-{os}"
 
-
-def _major_minor(version: str) -> tuple[int, int]:
-    parts = version.split("+")[0].split(".")
-    return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
