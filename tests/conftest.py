@@ -65,14 +65,15 @@ def cuda_torch_python(test_envs_dir: Path) -> Path:
     ``KERNELKIT_TEST_CUDA_PYTHON`` may name another CUDA torch interpreter instead."""
     import os
 
-    from kernelkit.builder.envs import ensure_env, env_spec, find_system_nvcc
+    from kernelkit.builder.envs import ensure_env, env_spec
+    from kernelkit.builder.toolkit import find_cuda_toolkit
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.matrix import targets_for
 
     given = os.environ.get("KERNELKIT_TEST_CUDA_PYTHON")
     if given:
         return Path(given)
-    if find_system_nvcc() is None:
+    if find_cuda_toolkit() is None:
         pytest.skip("no nvcc on this machine: the CUDA build environment cannot be used")
     manifest = load_manifest(Path(__file__).parent / "data" / "projects" / "addone")
     [target] = [t for t in targets_for(manifest) if t.variant == CUDA_VARIANT]

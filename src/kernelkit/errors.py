@@ -107,6 +107,14 @@ class NotBuildableError(KernelkitError):
         super().__init__(f"{what} is not buildable on this machine: {reason}", hint=hint)
 
 
+class VariantNotInMatrixError(NotBuildableError):
+    """A variant name that the kernel's supported matrix does not build on this machine."""
+
+    def __init__(self, variant: str, known: list[str]) -> None:
+        super().__init__(variant, "the kernel does not build this variant on this machine",
+                         hint="one of: " + ", ".join(known) if known else "no variants at all")
+
+
 # --- integrity ------------------------------------------------------------------------------
 
 

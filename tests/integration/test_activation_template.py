@@ -72,13 +72,11 @@ def test_rendered_manifest_loads(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``kernelkit init --template activation`` + a real CPU build (once per module)."""
-    try:
-        from kernelkit.builder.compile import build_variant
-    except ImportError as exc:  # pragma: no cover - until the builder lands
-        pytest.skip(f"kernelkit.builder.compile.build_variant is not available: {exc}")
+    from kernelkit.builder.api import build
+
     project = tmp_path_factory.mktemp("activation") / "activation"
     init_project(project, name=REPO_ID, template="activation", backends=["cpu"])
-    build_variant(project, python=Path(sys.executable), backend="cpu")
+    build(project, python=Path(sys.executable), backends=["cpu"])
     return project
 
 

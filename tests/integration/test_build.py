@@ -18,7 +18,6 @@ from elftools.elf.elffile import ELFFile
 from kernelkit.artifact.digest import Digest
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.builder.api import build
-from kernelkit.builder.compile import build_variant
 from kernelkit.builder.probe import probe_python
 from kernelkit.errors import BuildError, NotBuildableError
 
@@ -187,7 +186,7 @@ def test_broken_source_fails_and_keeps_previous_build(
     src = project / "addone_cpu" / "addone_cpu.cpp"
     src.write_text(src.read_text() + "\nint broken( { return not_declared_anywhere; }\n")
     with pytest.raises(BuildError) as err:
-        build_variant(project, python=PYTHON, backend="cpu")
+        build(project, python=PYTHON, backends=["cpu"])
     message = str(err.value)
     assert err.value.variant == CPU_VARIANT
     assert f"build of variant {CPU_VARIANT} failed" in message

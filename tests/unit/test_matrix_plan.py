@@ -9,17 +9,10 @@ from pathlib import Path
 import pytest
 
 from kernelkit.builder.build_cache import cache_key, read_cache, record_cache, source_digest
-from kernelkit.builder.envs import Nvcc, assemble_cuda_home, choose_cuda_toolkit
-from kernelkit.builder.matrix_build import (
-    BuildSettings,
-    HostFacts,
-    MatrixPlan,
-    Outcome,
-    PlannedBuild,
-    execute_plan,
-    plan_matrix,
-    select,
-)
+from kernelkit.builder.envs import assemble_cuda_home
+from kernelkit.builder.execute import BuildEvent, OnEvent, Outcome, execute_plan
+from kernelkit.builder.plan_matrix import HostFacts, PlannedBuild, plan_matrix, select_targets
+from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import BuildError, NotBuildableError
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.variants.matrix import load_matrix, targets_for
@@ -27,7 +20,7 @@ from kernelkit.variants.matrix import load_matrix, targets_for
 ADDONE = Path(__file__).resolve().parents[1] / "data" / "projects" / "addone"
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 CU214 = "torch214-cxx11-cu130-x86_64-linux"
-NVCC13 = Nvcc(Path("/usr/local/cuda/bin/nvcc"), "13.0")
+NVCC13 = CudaToolkit.of_nvcc(Path("/usr/local/cuda/bin/nvcc"), "13.0")
 
 
 @pytest.fixture()
@@ -36,7 +29,7 @@ def addone() -> Manifest:
 
 
 def facts(**kw: object) -> HostFacts:
-    base: dict[str, object] = {"system": "x86_64-linux", "cores": 8, "nvcc": NVCC13,
+    base: dict[str, object] = {"system": "x86_64-linux", "cores": 8, "toolkit": NVCC13,
                                "sources": {CPU213: "/opt/wheels", CU214: "pypi"}}
     base.update(kw)
     missing = {t.variant: "not available" for t in targets_for(load_manifest(ADDONE))
@@ -73,11 +66,11 @@ def test_plan_other_system_and_patterns(addone: Manifest) -> None:
         "torch211-cxx11-cu130-x86_64-linux", "torch212-cxx11-cu130-x86_64-linux",
         CPU213, "torch213-cxx11-cu126-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux",
         "torch213-cxx11-cu132-x86_64-linux", CU214]
-    assert select(targets_for(addone), ["nothing*"]) == []
+    assert select_targets(targets_for(addone), ["nothing*"]) == []
 
 
 def test_cuda_without_toolkit_wheels_or_nvcc(addone: Manifest) -> None:
-    plan = plan_matrix(addone, facts(nvcc=None))
+    plan = plan_matrix(addone, facts(toolkit=None))
     by = {b.target.variant: b for b in plan.builds}
     # Without a system nvcc the toolkit comes from pip wheels (their availability is a fact).
     assert by[CU214].buildable and "pip's CUDA 13.0 toolkit wheels" in by[CU214].reason
@@ -86,7 +79,7 @@ def test_cuda_without_toolkit_wheels_or_nvcc(addone: Manifest) -> None:
 def test_choose_cuda_toolkit() -> None:
     wheels = load_matrix().toolkit_wheels_for("12.6")
     same = choose_cuda_toolkit("13.0", NVCC13, load_matrix().toolkit_wheels_for("13.0"))
-    assert same.source == "system" and same.nvcc == NVCC13
+    assert same.source == "system" and same.system == NVCC13
     other = choose_cuda_toolkit("12.6", NVCC13, wheels)
     assert other.source == "pip" and other.requirements == (
         "nvidia-cuda-nvcc-cu12==12.6.*", "nvidia-cuda-runtime-cu12==12.6.*",
@@ -146,13 +139,16 @@ def test_one_failure_does_not_stop_the_others(addone: Manifest, tmp_path: Path) 
     plan = plan_matrix(addone, facts(), out_root=tmp_path)
     seen: list[str] = []
 
-    def build_one(b: PlannedBuild, p: MatrixPlan, m: Manifest, s: BuildSettings) -> Outcome:
+    def build_one(b: PlannedBuild, emit: OnEvent) -> Outcome:
         if b.target.backend == "cuda":
             raise BuildError(b.target.variant, "nvcc exploded", log_path=tmp_path / "x.log")
         return Outcome(b.target.variant, "built")
 
-    out = execute_plan(plan, addone, BuildSettings(tmp_path), build_one,
-                       on_done=lambda o: seen.append(o.variant))
+    def on_event(e: BuildEvent) -> None:
+        if e.kind == "done":
+            seen.append(e.variant)
+
+    out = execute_plan(plan, build_one, on_event)
     status = {o.variant: o for o in out}
     assert status[CPU213].status == "built"
     assert status[CU214].status == "failed" and status[CU214].log_path == tmp_path / "x.log"

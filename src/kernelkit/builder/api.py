@@ -1,47 +1,197 @@
-"""``build``: every variant of a kernel that one Python environment can build."""
+"""The builder's entry points: plan, then run the plan through the one pipeline.
+
+    plan (pure: plan_matrix / plan_interpreter)  ->  environment (environment.py)
+         ->  plan_variant (pure, plan.py)  ->  build_variant (variant.py)  ->  execute_plan
+
+A plain ``build`` is a one-environment plan (the given interpreter, one variant per backend);
+``build --all``/``--variant`` plans the supported matrix, each variant in its pinned
+environment with the build cache. Settings come in through :class:`BuildSettings`, read from
+the process environment in one place (:meth:`BuildSettings.from_environ`).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kernelkit.builder.compile import BuildResult, build_one, cuda_capabilities_from_env
-from kernelkit.builder.probe import TorchEnv, probe_python
-from kernelkit.errors import NotBuildableError
+from kernelkit.builder.build_cache import BuildCache, source_digest
+from kernelkit.builder.environment import EnvironmentSource, PinnedEnvironment, ThisInterpreter
+from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
+from kernelkit.builder.execute import BuildEvent, OnEvent, Outcome, execute_plan
+from kernelkit.builder.facts import gather_facts
+from kernelkit.builder.plan import plan_variant
+from kernelkit.builder.plan_matrix import MatrixPlan, PlannedBuild, plan_interpreter, plan_matrix
+from kernelkit.builder.probe import probe_python
+from kernelkit.builder.toolchain_lock import ToolchainLock, find_toolchain_lock
+from kernelkit.builder.toolkit import find_cuda_toolkit
+from kernelkit.builder.variant import BuildResult, build_variant
+from kernelkit.errors import BuildError, KernelkitError, NotBuildableError, VariantNotInMatrixError
+from kernelkit.generate.cuda_archs import parse_capabilities
+from kernelkit.generate.ids import GitState, git_state, unique_id
 from kernelkit.manifest import Manifest, load_manifest
+from kernelkit.util.paths import default_envs_dir
+from kernelkit.variants.host import build_system
+from kernelkit.variants.matrix import targets_for
+
+__all__ = ["BuildEvent", "BuildResult", "BuildSettings", "MatrixPlan", "Outcome", "build",
+           "env_for_variant", "plan_build", "plan_variants", "run_plan"]
 
 
-def select_backends(manifest: Manifest, env: TorchEnv, requested: list[str] | None) -> list[str]:
-    """The backends to build: ``requested`` (each must be in the manifest), else every backend
-    of the manifest that ``env`` supports (CUDA torch: cuda and cpu; CPU torch: cpu)."""
-    if requested:
-        return list(dict.fromkeys(requested))
-    chosen = [b for b in env.backends if b in manifest.general.backends]
-    if not chosen:
-        raise NotBuildableError(
-            f"{manifest.path or 'build.toml'}",
-            f"general.backends {list(manifest.general.backends)} has none of the backends that "
-            f"torch {env.torch_version} of {env.python} supports ({', '.join(env.backends)})",
-            hint="pass --python with an environment whose torch supports one of them")
-    return chosen
+@dataclass(frozen=True)
+class BuildSettings:
+    """Inputs of a build that come from the user's environment, read once at the edge."""
+
+    envs_dir: Path
+    cuda_capabilities: tuple[str, ...] | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+    update_toolchain: bool = False
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None, *,
+                     cuda_capabilities: Sequence[str] | None = None,
+                     update_toolchain: bool = False) -> BuildSettings:
+        """``KERNELKIT_ENVS``, ``KERNELKIT_CUDA_CAPABILITIES`` (unless ``cuda_capabilities`` is
+        given), and the variables compiles run with (``PATH``, ``CUDA_HOME``, ...)."""
+        env = dict(os.environ if environ is None else environ)
+        text = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
+        caps = cuda_capabilities or (parse_capabilities(text) if text else None)
+        return cls(default_envs_dir(env), tuple(caps) if caps else None, env, update_toolchain)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every variant of one plan shares while it runs."""
+
+    manifest: Manifest
+    plan: MatrixPlan
+    settings: BuildSettings
+    state: GitState | None
+    uid: str
+    toolchain_lock: ToolchainLock | None
+
+
+def plan_variants(project: Path, *, system: str | None = None,
+                  settings: BuildSettings | None = None) -> tuple[Manifest, MatrixPlan]:
+    """Every variant of the project's matrix on ``system`` (default: this machine's), each
+    marked buildable here or not; for ``kernelkit list-variants``."""
+    return plan_build(project, matrix=True, system=system, settings=settings)
+
+
+def plan_build(project: Path, *, matrix: bool, patterns: Sequence[str] = (),
+               python: Path | None = None, backends: Sequence[str] | None = None,
+               out_root: Path | None = None, parallel: int | None = None,
+               jobs: int | None = None, system: str | None = None,
+               settings: BuildSettings | None = None) -> tuple[Manifest, MatrixPlan]:
+    """The plan of one ``kernelkit build``: the matrix (``matrix=True``: every variant matching
+    ``patterns``, each in its pinned environment) or a one-environment plan (``python``, default
+    this interpreter: the backends its torch supports)."""
+    manifest = load_manifest(Path(project).resolve())
+    if not matrix:
+        torch = probe_python(Path(python) if python is not None else Path(sys.executable))
+        return manifest, plan_interpreter(manifest, torch, cores=os.cpu_count() or 1,
+                                          backends=backends, out_root=out_root, jobs=jobs)
+    settings = settings or BuildSettings.from_environ()
+    here = build_system()
+    facts = gather_facts(targets_for(manifest, system=system or here), system=here,
+                         environ=settings.environ)
+    plan = plan_matrix(manifest, facts, patterns=patterns, out_root=out_root, parallel=parallel,
+                       jobs=jobs, system=system)
+    if not plan.builds and patterns:
+        raise NotBuildableError(f"--variant {' '.join(patterns)}", "no variant of the kernel "
+                                "matches", hint="see `kernelkit list-variants`")
+    return manifest, plan
+
+
+def run_plan(manifest: Manifest, plan: MatrixPlan, settings: BuildSettings | None = None,
+             on_event: OnEvent | None = None) -> list[Outcome]:
+    """Build every buildable variant of ``plan``; failures are outcomes, never exceptions."""
+    settings = settings or BuildSettings.from_environ()
+    project = manifest.root.resolve()
+    state = git_state(project)
+    pinned = any(b.python is None for b in plan.buildable)
+    run = _Run(manifest, plan, settings, state, unique_id(project, state),
+               find_toolchain_lock(project) if pinned else None)
+    return execute_plan(plan, lambda b, emit: _build_planned(b, run, emit), on_event)
+
+
+def _environment(b: PlannedBuild, run: _Run) -> EnvironmentSource:
+    settings = run.settings
+    if b.python is not None:
+        return ThisInterpreter(b.python, settings.environ)
+    if b.target.kind == "noarch":
+        return ThisInterpreter(Path(sys.executable), settings.environ, identity="noarch")
+    locked = run.toolchain_lock.variants.get(b.target.variant) if run.toolchain_lock else None
+    spec = env_spec(b.target, locked=locked, system_toolkit=run.plan.toolkit)
+    return PinnedEnvironment(spec, settings.envs_dir, settings.environ, settings.update_toolchain)
+
+
+def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
+    """One planned variant through the pipeline: build cache, environment, plan, compile."""
+    t = b.target
+    caps = list(run.settings.cuda_capabilities) if run.settings.cuda_capabilities and \
+        t.backend == "cuda" else None
+    source = _environment(b, run)
+    persistent = b.python is None  # matrix builds keep their CMake tree for ninja to reuse
+    cache = BuildCache(run.plan.out_root, source_digest(run.manifest, t.backend),
+                       tuple(caps) if caps else None) if persistent else None
+    if cache is not None:
+        toolchain = source.toolchain_id()
+        if toolchain is not None and cache.is_fresh(t.variant, cache.key(t.variant, toolchain)):
+            return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
+    workdir = (run.manifest.root.resolve() / "_cmake_build" / t.variant if persistent
+               else Path(tempfile.mkdtemp(prefix=f"kernelkit-{t.variant}-")))
+    emit(BuildEvent("environment", t.variant, "preparing the build environment"))
+    env = source.prepare(cuda=t.backend == "cuda", log_path=workdir / "env.log")
+    if cache is not None and cache.is_fresh(t.variant, cache.key(t.variant, env.toolchain_id)):
+        return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
+    vplan = plan_variant(run.manifest, env.torch, t.backend, run.uid, toolkit=env.toolkit,
+                         cuda_capabilities=caps)
+    if b.python is None and vplan.variant != t.variant:
+        raise BuildError(t.variant, f"its environment builds {vplan.variant} instead",
+                         hint="rerun with --update-toolchain to repair the environment")
+    result = build_variant(run.manifest, vplan, env, workdir, out_root=run.plan.out_root,
+                           jobs=run.plan.jobs, state=run.state, cache=cache,
+                           keep_workdir=persistent)
+    return Outcome(t.variant, "built", "", result.path, result.log_path, result.seconds,
+                   result=result)
 
 
 def build(project: Path, *, python: Path | None = None, backends: list[str] | None = None,
           out_root: Path | None = None, cuda_capabilities: list[str] | None = None,
-          jobs: int | None = None,
-          on_start: Callable[[str], None] | None = None) -> list[BuildResult]:
+          jobs: int | None = None, settings: BuildSettings | None = None,
+          on_event: OnEvent | None = None) -> list[BuildResult]:
     """Build the variants of ``project`` for the torch of ``python`` (default: this
-    interpreter) into ``out_root`` (default ``<project>/build``); ``on_start(backend)`` is
-    called before each build. Reads ``KERNELKIT_CUDA_CAPABILITIES``, ``CUDA_HOME``/``PATH``."""
-    manifest = load_manifest(Path(project).resolve())
-    env = probe_python(Path(python) if python is not None else Path(sys.executable))
-    caps = cuda_capabilities or cuda_capabilities_from_env(os.environ)
+    interpreter) into ``out_root`` (default ``<project>/build``); raise the first failure."""
+    settings = settings or BuildSettings.from_environ(cuda_capabilities=cuda_capabilities)
+    if cuda_capabilities:
+        settings = replace(settings, cuda_capabilities=tuple(cuda_capabilities))
+    manifest, plan = plan_build(project, matrix=False, python=python, backends=backends,
+                                out_root=out_root, jobs=jobs, settings=settings)
     results = []
-    for backend in select_backends(manifest, env, backends):
-        if on_start is not None:
-            on_start(backend)
-        results.append(build_one(manifest, env, backend, out_root=out_root,
-                                 cuda_capabilities=caps, jobs=jobs, environ=os.environ))
+    for outcome in run_plan(manifest, plan, settings, on_event):
+        if outcome.error is not None:
+            raise outcome.error
+        if outcome.status == "failed":
+            raise KernelkitError(outcome.message)
+        assert outcome.result is not None
+        results.append(outcome.result)
     return results
+
+
+def env_for_variant(project: Path, variant: str, *, update: bool = False,
+                    envs_dir: Path | None = None) -> BuildEnv:
+    """The (created if needed) pinned build environment of ``variant`` of ``project``."""
+    manifest = load_manifest(project)
+    targets = {t.variant: t for t in targets_for(manifest, system=build_system())}
+    if variant not in targets:
+        raise VariantNotInMatrixError(variant, sorted(targets))
+    locked = find_toolchain_lock(manifest.root)
+    spec = env_spec(targets[variant],
+                    locked=locked.variants.get(variant) if locked else None,
+                    system_toolkit=find_cuda_toolkit())
+    return ensure_env(spec, envs_dir or default_envs_dir(), update=update,
+                      log_path=manifest.root / "_cmake_build" / variant / "env.log")

@@ -12,6 +12,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit._version import __version__
@@ -19,7 +20,6 @@ from kernelkit.manifest.model import Manifest, TorchFramework, TvmFfi
 from kernelkit.util.fs import atomic_write_text, file_lock
 
 CACHE_FILE = ".kernelkit-cache.json"
-
 
 
 def source_files(manifest: Manifest, backend: str | None = None) -> list[Path]:
@@ -85,3 +85,24 @@ def record_cache(out_root: Path, variant: str, key: str) -> None:
         current[variant] = key
         atomic_write_text(out_root / CACHE_FILE, json.dumps(
             {"kernelkit": __version__, "variants": dict(sorted(current.items()))}, indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class BuildCache:
+    """The build cache of one output root, for one variant's sources and CUDA capabilities."""
+
+    out_root: Path
+    sources: str
+    capabilities: tuple[str, ...] | None = None
+
+    def key(self, variant: str, toolchain: str) -> str:
+        return cache_key(sources=self.sources, toolchain=toolchain,
+                         capabilities=self.capabilities, variant=variant)
+
+    def is_fresh(self, variant: str, key: str) -> bool:
+        """Was ``variant`` last built with ``key``, and is that build still in place?"""
+        return (read_cache(self.out_root).get(variant) == key
+                and (self.out_root / variant / "metadata.json").is_file())
+
+    def record(self, variant: str, key: str) -> None:
+        record_cache(self.out_root, variant, key)

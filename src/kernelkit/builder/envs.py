@@ -5,7 +5,8 @@ An environment lives at ``<envs_dir>/<variant>-<hash of its pins>`` and is creat
 pinned version, and - with a toolchain lock - the installed distributions equal the lock), and
 recreated atomically otherwise: built in a temporary sibling, then renamed into place.
 
-CUDA toolkit: the system nvcc when its major.minor equals the variant's CUDA version, else the
+CUDA toolkit (``toolkit.choose_cuda_toolkit``): the system nvcc when its major.minor equals the
+variant's CUDA version, else the
 ``nvidia-cuda-nvcc``/``-runtime``/``-cccl`` wheels of that version are installed into the
 environment and merged (symlinks) into ``<env>/cuda``, which becomes ``CUDA_HOME``.
 cmake and ninja come from kernelkit's own environment (the ``build`` extra).
@@ -21,7 +22,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from kernelkit.builder.toolchain_lock import (
     LockedVariant,
@@ -31,11 +31,11 @@ from kernelkit.builder.toolchain_lock import (
     requirements_text,
     verify_local_wheels,
 )
+from kernelkit.builder.toolkit import CudaToolkit, ToolkitChoice, choose_cuda_toolkit
 from kernelkit.errors import CommandError, LockError, NotBuildableError
 from kernelkit.util.fs import atomic_write_text, file_lock, replace_dir, temp_sibling
 from kernelkit.util.run import run
-from kernelkit.util.versions import major_minor_text
-from kernelkit.variants.matrix import BuildTarget, Matrix, Pin, ToolkitWheels, load_matrix
+from kernelkit.variants.matrix import BuildTarget, Matrix, Pin, load_matrix
 
 MARKER = ".kernelkit-env.json"
 _PROBE = r"""
@@ -53,59 +53,7 @@ print(json.dumps(out))
 """
 
 
-# --- CUDA toolkit decision (pure) -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Nvcc:
-    path: Path
-    version: str  # "13.0"
-
-    @property
-    def cuda_home(self) -> Path:
-        return self.path.parent.parent
-
-
-@dataclass(frozen=True)
-class ToolkitChoice:
-    source: Literal["system", "pip"]
-    cuda_version: str
-    reason: str
-    nvcc: Nvcc | None = None
-    requirements: tuple[str, ...] = ()
-    roots: tuple[str, ...] = ()
-
-
-def choose_cuda_toolkit(cuda_version: str, system_nvcc: Nvcc | None,
-                        wheels: ToolkitWheels | None) -> ToolkitChoice:
-    """Use the system nvcc when its major.minor equals ``cuda_version``; else pip's wheels."""
-    want = major_minor_text(cuda_version)
-    if system_nvcc is not None and major_minor_text(system_nvcc.version) == want:
-        return ToolkitChoice("system", want, f"system nvcc {system_nvcc.version} at "
-                             f"{system_nvcc.path}", nvcc=system_nvcc)
-    have = (f"system nvcc is {system_nvcc.version} ({system_nvcc.path})" if system_nvcc
-            else "no system nvcc")
-    if wheels is None:
-        raise NotBuildableError(f"CUDA {want}", f"{have} and no toolkit wheels are known for "
-                                f"CUDA {want.split('.')[0]}",
-                                hint=f"install the CUDA {want} toolkit and put its nvcc on PATH")
-    return ToolkitChoice("pip", want, f"{have}; using pip's CUDA {want} toolkit wheels",
-                         requirements=tuple(wheels.requirements(want)), roots=wheels.roots)
-
-
-def find_system_nvcc(env: Mapping[str, str] | None = None) -> Nvcc | None:
-    """The real nvcc from ``CUDA_HOME``/``CUDA_PATH`` or ``PATH`` (wrapper scripts resolved),
-    else ``/usr/local/cuda``; ``None`` when there is none."""
-    from kernelkit.builder.toolkit import find_cuda_toolkit
-
-    env = dict(os.environ if env is None else env)
-    for attempt in (env, {"PATH": "/usr/local/cuda/bin"}):
-        try:
-            tk = find_cuda_toolkit(attempt)
-        except NotBuildableError:
-            continue
-        return Nvcc(tk.nvcc, tk.version)
-    return None
+# --- CUDA home from pip's toolkit wheels ------------------------------------------------
 
 
 def assemble_cuda_home(site_packages: Path, roots: tuple[str, ...], dest: Path) -> Path:
@@ -192,14 +140,15 @@ class BuildEnv:
 
 
 def env_spec(target: BuildTarget, *, base_python: Path | None = None,
-             locked: LockedVariant | None = None, system_nvcc: Nvcc | None = None,
+             locked: LockedVariant | None = None,
+             system_toolkit: CudaToolkit | None = None,
              matrix: Matrix | None = None) -> EnvSpec:
     if target.pin is None:
         raise NotBuildableError(target.variant, "the matrix has no torch pin for it")
     toolkit = None
     if target.backend == "cuda" and target.backend_version:
         wheels = (matrix or load_matrix()).toolkit_wheels_for(target.backend_version)
-        toolkit = choose_cuda_toolkit(target.backend_version, system_nvcc, wheels)
+        toolkit = choose_cuda_toolkit(target.backend_version, system_toolkit, wheels)
     return EnvSpec(target.variant, target.pin, Path(base_python or sys.executable), locked, toolkit)
 
 
@@ -296,7 +245,7 @@ def _build_env(path: Path, spec: EnvSpec, probe: EnvProbe) -> BuildEnv:
     cuda_home = None
     if spec.toolkit is not None:
         cuda_home = path / "cuda" if spec.toolkit.source == "pip" else (
-            spec.toolkit.nvcc.cuda_home if spec.toolkit.nvcc else None)
+            spec.toolkit.system.root if spec.toolkit.system else None)
     return BuildEnv(path, spec, probe, cuda_home)
 
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from kernelkit.errors import CommandError, KernelkitError, NotBuildableError
 from kernelkit.util.run import run
-
-_MACHINES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
+from kernelkit.variants.host import normalize_platform
 
 
 @dataclass(frozen=True)
@@ -54,13 +53,8 @@ def _script() -> Path:
     return Path(str(resources.files("kernelkit.generate").joinpath("torch_info.py")))
 
 
-def _os_name(platform: str) -> str:
-    if platform.startswith("linux"):
-        return "linux"
-    return {"darwin": "darwin", "win32": "windows"}.get(platform, platform)
-
-
 def _from_json(python: Path, data: dict[str, Any]) -> TorchEnv:
+    machine, os_name = normalize_platform(data["machine"], data["os"])
     return TorchEnv(
         python=python,
         python_version=data["python_version"],
@@ -73,8 +67,8 @@ def _from_json(python: Path, data: dict[str, Any]) -> TorchEnv:
         torch_dir=Path(data["torch_dir"]),
         site_packages=tuple(Path(p) for p in data["site_packages"]),
         nvidia_include_dirs=tuple(Path(p) for p in data["nvidia_include_dirs"]),
-        machine=_MACHINES.get(data["machine"].lower(), data["machine"]),
-        os=_os_name(data["os"]),
+        machine=machine,
+        os=os_name,
     )
 
 

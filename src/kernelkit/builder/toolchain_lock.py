@@ -199,7 +199,7 @@ def read_lock(path: Path) -> ToolchainLock:
     return parse_lock(data, path)
 
 
-def find_lock(project: Path) -> ToolchainLock | None:
+def find_toolchain_lock(project: Path) -> ToolchainLock | None:
     path = project / LOCK_FILENAME
     return read_lock(path) if path.exists() else None
 
@@ -416,15 +416,16 @@ def lock_project(targets: Iterable[BuildTarget], *, python: Path, host_system: s
 def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tuple[Path, LockResult]:
     """Lock the variants of the project at ``kernel_dir`` (those matching ``patterns``, or all);
     entries of other variants are kept when only some are re-locked."""
-    from kernelkit.builder.matrix_build import host_system, select
+    from kernelkit.builder.plan_matrix import select_targets
     from kernelkit.manifest import load_manifest
+    from kernelkit.variants.host import build_system
     from kernelkit.variants.matrix import targets_for
 
     manifest = load_manifest(kernel_dir)
     root = manifest.root
-    here = host_system()
-    targets = select(targets_for(manifest, system=here), list(patterns))
-    previous = find_lock(root)
+    here = build_system()
+    targets = select_targets(targets_for(manifest, system=here), list(patterns))
+    previous = find_toolchain_lock(root)
     result = lock_project(targets, python=Path(sys.executable), host_system=here,
                           previous=previous, log_path=root / "_cmake_build" / "toolchain-lock.log")
     entries = dict(previous.variants) if previous and patterns else {}

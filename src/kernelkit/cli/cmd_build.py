@@ -1,18 +1,39 @@
-"""``kernelkit build``: compile the variants of a kernel for one Python environment."""
+"""``kernelkit build``: compile the variants of a kernel.
+
+Without ``--all``/``--variant``: the backends that the torch of ``--python`` (default: this
+interpreter) supports, built with that interpreter. With them: the supported matrix, each
+variant in its own pinned environment, several at once, with the build cache. Both are one
+plan run by one pipeline (``kernelkit.builder.api``); this module parses, renders and exits.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from kernelkit.errors import KernelkitError
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "build", help="compile build/<variant>/ for a torch environment",
+        "build", help="compile build/<variant>/ for a torch environment or the whole matrix",
         description="Build every backend of the kernel that the torch of --python supports "
-                    "(CUDA torch: cuda and cpu; CPU torch: cpu) into KERNEL_DIR/build/.")
+                    "(CUDA torch: cuda and cpu; CPU torch: cpu) into KERNEL_DIR/build/; with "
+                    "--all or --variant, the variants of the supported matrix, each in its own "
+                    "pinned environment.")
     p.add_argument("kernel_dir", nargs="?", default=".", type=Path, metavar="KERNEL_DIR")
     p.add_argument("--python", type=Path, default=None,
                    help="interpreter of the torch environment (default: this one)")
@@ -21,31 +42,76 @@ def register(subparsers: Any) -> None:
     p.add_argument("--cuda-capabilities", metavar="LIST",
                    help="compile only these CUDA capabilities, e.g. 9.0 or 8.0,9.0+PTX "
                         "(default: $KERNELKIT_CUDA_CAPABILITIES, else the toolkit's list)")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="parallel compile jobs")
+    p.add_argument("-j", "--jobs", type=_positive, default=None,
+                   help="parallel compile jobs per variant")
     p.add_argument("-o", "--out", type=Path, default=None,
                    help="directory of the variant directories (default: KERNEL_DIR/build)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan, build nothing")
+    p.add_argument("--json", action="store_true",
+                   help="print the plan (with --dry-run) or the results as JSON")
+    g = p.add_argument_group("build matrix (each variant in its own pinned environment)")
+    g.add_argument("--all", dest="matrix_all", action="store_true",
+                   help="build every variant of the supported matrix this machine can build")
+    g.add_argument("--variant", dest="matrix_variants", action="append", default=[],
+                   metavar="PATTERN", help="build the variants matching this fnmatch pattern "
+                   "(repeatable), e.g. 'torch213-*'")
+    g.add_argument("--parallel", type=_positive, default=None, metavar="N",
+                   help="variants built at once (default: as many as cores)")
+    g.add_argument("--update-toolchain", action="store_true",
+                   help="reinstall environments that drifted from kernelkit.toolchain.lock")
     p.set_defaults(func=run)
-    from kernelkit.builder.matrix_build import add_matrix_arguments  # --all/--variant (matrix)
-    add_matrix_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.builder.matrix_build import run_matrix_build
-    if (matrix_rc := run_matrix_build(args)) is not None:
-        return matrix_rc
-    from kernelkit.builder.api import build
+    from kernelkit.builder.api import BuildSettings, plan_build, run_plan
     from kernelkit.generate.cuda_archs import parse_capabilities
 
-    caps = None
-    if args.cuda_capabilities:
-        try:
-            caps = parse_capabilities(args.cuda_capabilities)
-        except ValueError as exc:
-            print(f"error: --cuda-capabilities: {exc}", file=sys.stderr)
-            return 2
-    results = build(args.kernel_dir, python=args.python, backends=args.backends,
-                    out_root=args.out, cuda_capabilities=caps, jobs=args.jobs,
-                    on_start=lambda b: print(f"building {b} ...", file=sys.stderr, flush=True))
-    for r in results:
-        print(f"{r.variant}  {r.path}  {r.seconds:.1f} s")
-    return 0
+    try:
+        caps = parse_capabilities(args.cuda_capabilities) if args.cuda_capabilities else None
+    except ValueError as exc:
+        raise KernelkitError(f"--cuda-capabilities: {exc}",
+                             hint="e.g. --cuda-capabilities 8.0,9.0+PTX") from None
+    matrix = bool(args.matrix_all or args.matrix_variants)
+    settings = BuildSettings.from_environ(cuda_capabilities=caps,
+                                          update_toolchain=args.update_toolchain)
+    manifest, plan = plan_build(args.kernel_dir, matrix=matrix, patterns=args.matrix_variants,
+                                python=args.python, backends=args.backends, out_root=args.out,
+                                parallel=args.parallel, jobs=args.jobs, settings=settings)
+    if args.dry_run:
+        print(json.dumps(plan.to_json(), indent=2) if args.json else plan.render())
+        return 0
+    if matrix and not args.json:
+        print(plan.render(), file=sys.stderr)
+    outcomes = run_plan(manifest, plan, settings, on_event=None if args.json else _render_event)
+    return _summarize(outcomes, args.json, matrix)
+
+
+def _render_event(event: Any) -> None:
+    if event.kind == "start":
+        print(f"building {event.variant} ...", file=sys.stderr, flush=True)
+    elif event.kind == "done" and event.outcome is not None:
+        o = event.outcome
+        print(f"{o.status:>7} {o.variant}" + (f" ({o.seconds:.0f} s)" if o.seconds else "")
+              + (f": {o.message.splitlines()[0]}" if o.status == "failed" else ""),
+              file=sys.stderr, flush=True)
+
+
+def _summarize(outcomes: list[Any], as_json: bool, matrix: bool) -> int:
+    failed = [o for o in outcomes if o.status == "failed"]
+    if as_json:
+        print(json.dumps([o.to_json() for o in outcomes], indent=2))
+    elif matrix:
+        counts = {s: sum(o.status == s for o in outcomes)
+                  for s in ("built", "cached", "failed", "skipped")}
+        print(", ".join(f"{n} {s}" for s, n in counts.items()))
+        for o in failed:
+            print(f"FAILED {o.variant}: {o.message}" + (f"\n  log: {o.log_path}"
+                                                       if o.log_path else ""))
+    else:
+        for o in outcomes:
+            if o.status in ("built", "cached"):
+                print(f"{o.variant}  {o.path}  {o.seconds:.1f} s")
+        if failed:  # a plain build reports its error as every other command does
+            error = failed[0].error
+            raise error if isinstance(error, KernelkitError) else KernelkitError(failed[0].message)
+    return 1 if failed or not any(o.status in ("built", "cached") for o in outcomes) else 0

@@ -20,15 +20,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from kernelkit.builder.matrix_build import gather_facts, host_system, plan_matrix
-    from kernelkit.manifest import load_manifest
-    from kernelkit.variants.matrix import targets_for
+    from kernelkit.builder.api import plan_variants
+    from kernelkit.variants.host import build_system
 
-    manifest = load_manifest(args.kernel_dir)
-    here = host_system()
-    system = args.system or here
-    facts = gather_facts(targets_for(manifest, system=system), system=here)
-    plan = plan_matrix(manifest, facts, system=system)
+    system = args.system or build_system()
+    manifest, plan = plan_variants(args.kernel_dir, system=system)
     if args.json:
         print(json.dumps([b.to_json() for b in plan.builds], indent=2))
         return 0

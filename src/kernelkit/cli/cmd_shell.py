@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from kernelkit.builder.matrix_build import env_for_variant
+    from kernelkit.builder.api import env_for_variant
 
     env = env_for_variant(args.kernel_dir, args.variant, update=args.update_toolchain)
     if args.exec_cmd:

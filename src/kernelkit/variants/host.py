@@ -144,16 +144,32 @@ def _free_threaded_build() -> bool:
     return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
+_CPUS = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "aarch64", "aarch64": "aarch64"}
+_OSES = {"win32": "windows", "cygwin": "windows"}
+
+
+def normalize_platform(machine: str, system: str) -> tuple[str, str]:
+    """``(cpu, os)`` in variant-name spelling from what Python reports: ``platform.machine()``
+    (``AMD64``, ``arm64``, ``x86_64``) and ``platform.system()`` or ``sys.platform``
+    (``Linux``, ``linux``, ``Darwin``, ``win32``): ``("x86_64", "linux")``."""
+    cpu = _CPUS.get(machine.lower(), machine.lower())
+    name = system.lower()
+    os_name = "linux" if name.startswith("linux") else _OSES.get(name, name)
+    return cpu, os_name
+
+
+def build_system() -> str:
+    """This machine as a build-matrix system name: ``x86_64-linux``, ``aarch64-darwin``."""
+    cpu, os_name = normalize_platform(platform.machine(), platform.system())
+    return f"{cpu}-{os_name}"
+
+
 def _platform() -> tuple[str, str, tuple[int, int] | None]:
-    cpu = platform.machine()
-    os_name = platform.system().lower()
+    cpu, os_name = normalize_platform(platform.machine(), platform.system())
     macos: tuple[int, int] | None = None
     if os_name == "darwin":
-        cpu = "aarch64" if cpu == "arm64" else cpu
         release = platform.mac_ver()[0]
         macos = major_minor(release) if release else None
-    elif os_name == "windows":
-        cpu = "x86_64" if cpu == "AMD64" else cpu
     return cpu, os_name, macos
 
 

@@ -1,11 +1,17 @@
-"""Build one variant: plan (pure), then generate, configure (CMake), build (ninja), lay out
-``build/<variant>/`` in a temporary sibling and move it into place only on success."""
+"""Build one planned variant: the only code that compiles.
+
+``build_variant(manifest, plan, env, workdir, ...)`` generates the CMake project into
+``workdir/src`` (unchanged files keep their mtime, so a persistent ``workdir`` lets ninja reuse
+objects), configures and compiles it in ``workdir/cmake-build`` with the environment's
+interpreter and toolkit, lays out ``<out_root>/<variant>/`` in a temporary sibling, seals it
+(``metadata.json`` + digests) and moves it into place only on success; the previous tree is
+untouched by a failure. With a :class:`~kernelkit.builder.build_cache.BuildCache` the cache
+key is recorded (and written into the variant's provenance).
+"""
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,15 +20,14 @@ from pathlib import Path
 from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
-from kernelkit.builder.plan import VariantPlan, plan_variant
-from kernelkit.builder.probe import TorchEnv, probe_python
-from kernelkit.builder.toolkit import CudaToolkit, find_cuda_toolkit
+from kernelkit.builder.build_cache import BuildCache
+from kernelkit.builder.environment import BuildEnvironment
+from kernelkit.builder.plan import VariantPlan
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
-from kernelkit.generate.cuda_archs import parse_capabilities
-from kernelkit.generate.ids import GitState, git_state, kernel_commit, unique_id
+from kernelkit.generate.ids import GitState, kernel_commit
 from kernelkit.generate.python import render_ops_py
-from kernelkit.manifest import Manifest, load_manifest
+from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
 from kernelkit.manifest.model import KernelDependency, TorchFramework
 from kernelkit.util.fs import replace_dir, temp_sibling
@@ -56,81 +61,71 @@ class Tools:
         return cls(Path(cmake.CMAKE_BIN_DIR) / "cmake", Path(ninja.BIN_DIR) / "ninja")
 
 
-def cuda_capabilities_from_env(env: Mapping[str, str]) -> list[str] | None:
-    """``KERNELKIT_CUDA_CAPABILITIES`` (e.g. ``"9.0"`` or ``"8.0,9.0+PTX"``), if set."""
-    text = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
-    return parse_capabilities(text) if text else None
+def ccache_launcher(environ: Mapping[str, str]) -> dict[str, str]:
+    """CMake reads ``CMAKE_<LANG>_COMPILER_LAUNCHER`` from the environment: use ccache if
+    it is installed."""
+    ccache = shutil.which("ccache", path=environ.get("PATH"))
+    if not ccache:
+        return {}
+    return {f"CMAKE_{lang}_COMPILER_LAUNCHER": ccache for lang in ("C", "CXX", "CUDA")}
 
 
-def build_variant(project: Path, *, python: Path, backend: str, out_root: Path | None = None,
-                  cuda_capabilities: list[str] | None = None,
-                  jobs: int | None = None) -> BuildResult:
-    """Build the ``backend`` variant of the kernel in ``project`` with the torch of ``python``
-    into ``out_root`` (default ``<project>/build``). Reads ``KERNELKIT_CUDA_CAPABILITIES``,
-    ``CUDA_HOME``/``CUDA_PATH`` and ``PATH`` when ``cuda_capabilities`` is not given."""
-    project = Path(project).resolve()
-    manifest = load_manifest(project)
-    env = probe_python(Path(python))
-    caps = cuda_capabilities or cuda_capabilities_from_env(os.environ)
-    return build_one(manifest, env, backend, out_root=out_root, cuda_capabilities=caps, jobs=jobs,
-                     environ=os.environ)
-
-
-def build_one(manifest: Manifest, env: TorchEnv, backend: str, *, out_root: Path | None,
-              cuda_capabilities: list[str] | None, jobs: int | None,
-              environ: Mapping[str, str]) -> BuildResult:
-    """Plan and build one variant for an already probed environment."""
-    project = manifest.root.resolve()
-    state = git_state(project)
-    toolkit = find_cuda_toolkit(environ) if backend == "cuda" else None
-    plan = plan_variant(manifest, env, backend, unique_id(project, state), toolkit=toolkit,
-                        cuda_capabilities=cuda_capabilities)
-    out_root = Path(out_root).resolve() if out_root is not None else project / "build"
+def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
+                  *, out_root: Path, jobs: int, state: GitState | None,
+                  cache: BuildCache | None = None, keep_workdir: bool = True) -> BuildResult:
+    """Compile ``plan`` with ``env`` in ``workdir`` into ``out_root/<variant>``; raise
+    :class:`BuildError` (naming the variant, with the compiler's error and the log) on failure.
+    ``keep_workdir=False`` removes everything but the log afterwards."""
     started = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix=f"kernelkit-{plan.variant}-"))
-    log_path = scratch / "build.log"
-    library = compile_extension(manifest, env, plan, toolkit, scratch, log_path, jobs, environ)
-    meta = variant_metadata(manifest, env, plan, toolkit, state)
+    workdir.mkdir(parents=True, exist_ok=True)
+    write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
+    log_path = workdir / "build.log"
+    log_path.write_text("", encoding="utf-8")
+    library = compile_extension(manifest, env, plan, workdir, log_path, jobs)
+    key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
+    meta = variant_metadata(manifest, env, plan, state, cache_key=key)
     dest = out_root / plan.variant
     sealed = lay_out_variant(manifest, plan, library, meta, dest)
-    for sub in ("src", "cmake-build", "out"):  # keep only the log
-        shutil.rmtree(scratch / sub, ignore_errors=True)
+    if cache is not None and key is not None:
+        cache.record(plan.variant, key)
+    if not keep_workdir:
+        for sub in ("src", "cmake-build", "out"):
+            shutil.rmtree(workdir / sub, ignore_errors=True)
     return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started)
 
 
-def _configure_args(env: TorchEnv, plan: VariantPlan, toolkit: CudaToolkit | None,
-                    project: Path, scratch: Path, tools: Tools) -> list[str]:
+def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, workdir: Path,
+                    tools: Tools) -> list[str]:
     defines = {
         "CMAKE_BUILD_TYPE": "Release",
         "CMAKE_MAKE_PROGRAM": str(tools.ninja),
         "Python3_EXECUTABLE": str(env.python),
         "KK_SOURCE_ROOT": str(project),
-        "KK_OUTPUT_DIR": str(scratch / "out"),
+        "KK_OUTPUT_DIR": str(workdir / "out"),
         **plan.cmake_defines(),
     }
-    if toolkit is not None:
-        defines["CMAKE_CUDA_COMPILER"] = str(toolkit.nvcc)
-        defines["CUDAToolkit_ROOT"] = str(toolkit.root)
-    return [str(tools.cmake), "-S", str(scratch / "src"), "-B", str(scratch / "cmake-build"),
+    if env.toolkit is not None and plan.backend == "cuda":
+        defines["CMAKE_CUDA_COMPILER"] = str(env.toolkit.nvcc)
+        defines["CUDAToolkit_ROOT"] = str(env.toolkit.root)
+    return [str(tools.cmake), "-S", str(workdir / "src"), "-B", str(workdir / "cmake-build"),
             "-G", "Ninja", *(f"-D{k}={v}" for k, v in defines.items())]
 
 
-def compile_extension(manifest: Manifest, env: TorchEnv, plan: VariantPlan,
-                      toolkit: CudaToolkit | None, scratch: Path, log_path: Path,
-                      jobs: int | None, environ: Mapping[str, str]) -> Path:
-    """Generate into ``scratch/src``, configure and build; return the extension module."""
+def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPlan,
+                      workdir: Path, log_path: Path, jobs: int) -> Path:
+    """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
-    write_files(scratch / "src", build_files(manifest, plan.unique_id))
-    configure = _configure_args(env, plan, toolkit, manifest.root.resolve(), scratch, tools)
-    build = [str(tools.cmake), "--build", str(scratch / "cmake-build"), "--verbose",
-             "-j", str(jobs or os.cpu_count() or 1)]
+    configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
+    build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
+             "-j", str(jobs)]
+    environ = {**env.environ, **ccache_launcher(env.environ)}
     for step, cmd in (("configure (cmake)", configure), ("compile (ninja)", build)):
         try:
             run(cmd, log_path=log_path, what=step, env=environ)
         except CommandError as exc:
             raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
                              log_path=log_path) from None
-    found = sorted((scratch / "out").glob(f"{plan.ops_name}.*"))
+    found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
     if not found:
         raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
                          log_path=log_path)
@@ -147,13 +142,18 @@ def compiler_errors(exc: CommandError, log_path: Path, max_lines: int = 60,
     return "\n".join(ln if len(ln) <= width else ln[:width] + " ..." for ln in lines)
 
 
-def variant_metadata(manifest: Manifest, env: TorchEnv, plan: VariantPlan,
-                     toolkit: CudaToolkit | None, state: GitState | None) -> Metadata:
+def variant_metadata(manifest: Manifest, env: BuildEnvironment, plan: VariantPlan,
+                     state: GitState | None, *, cache_key: str | None = None) -> Metadata:
     g = manifest.general
-    extra: dict[str, object] = {"torch": env.torch_version, "python": env.python_version,
+    extra: dict[str, object] = {"torch": env.torch.torch_version,
+                                "python": env.torch.python_version,
                                 "cxx-standard": plan.cxx_standard}
-    if toolkit is not None:
-        extra["cuda-toolkit"] = toolkit.version
+    if env.toolkit is not None and plan.backend == "cuda":
+        extra["cuda-toolkit"] = env.toolkit.version
+    if cache_key is not None:
+        extra["build-cache-key"] = cache_key
+    if env.lock_digest is not None:
+        extra["toolchain-lock"] = env.lock_digest
     return Metadata(
         name=g.name, id=plan.ops_name, version=g.version, license=g.license,
         backend=plan.backend, archs=plan.archs, upstream=g.upstream, source=g.source,
