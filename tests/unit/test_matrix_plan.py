@@ -10,7 +10,8 @@ import pytest
 
 from kernelkit.builder.build_cache import cache_key, read_cache, record_cache, source_digest
 from kernelkit.builder.envs import assemble_cuda_home
-from kernelkit.builder.execute import BuildEvent, OnEvent, Outcome, execute_plan
+from kernelkit.builder.events import BuildEvent, OnEvent, Outcome
+from kernelkit.builder.execute import execute_plan
 from kernelkit.builder.plan_matrix import HostFacts, PlannedBuild, plan_matrix, select_targets
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import BuildError, NotBuildableError

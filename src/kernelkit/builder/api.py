@@ -21,14 +21,22 @@ from pathlib import Path
 from kernelkit.builder.build_cache import BuildCache, source_digest
 from kernelkit.builder.environment import EnvironmentSource, PinnedEnvironment, ThisInterpreter
 from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
-from kernelkit.builder.execute import BuildEvent, OnEvent, Outcome, execute_plan
+from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, Outcome
+from kernelkit.builder.execute import execute_plan
 from kernelkit.builder.facts import gather_facts
 from kernelkit.builder.plan import plan_variant
-from kernelkit.builder.plan_matrix import MatrixPlan, PlannedBuild, plan_interpreter, plan_matrix
+from kernelkit.builder.plan_matrix import (
+    HostFacts,
+    MatrixPlan,
+    PlannedBuild,
+    plan_interpreter,
+    plan_matrix,
+)
 from kernelkit.builder.probe import probe_python
+from kernelkit.builder.resources import this_machine
 from kernelkit.builder.toolchain_lock import ToolchainLock, find_toolchain_lock
 from kernelkit.builder.toolkit import find_cuda_toolkit
-from kernelkit.builder.variant import BuildResult, build_variant
+from kernelkit.builder.variant import build_variant
 from kernelkit.errors import BuildError, KernelkitError, NotBuildableError, VariantNotInMatrixError
 from kernelkit.generate.cuda_archs import parse_capabilities
 from kernelkit.generate.ids import GitState, git_state, unique_id
@@ -84,22 +92,30 @@ def plan_variants(project: Path, *, system: str | None = None,
 def plan_build(project: Path, *, matrix: bool, patterns: Sequence[str] = (),
                python: Path | None = None, backends: Sequence[str] | None = None,
                out_root: Path | None = None, parallel: int | None = None,
-               jobs: int | None = None, system: str | None = None,
+               jobs: int | None = None, nvcc_threads: int | None = None,
+               system: str | None = None, shard: tuple[int, int] | None = None,
                settings: BuildSettings | None = None) -> tuple[Manifest, MatrixPlan]:
     """The plan of one ``kernelkit build``: the matrix (``matrix=True``: every variant matching
     ``patterns``, each in its pinned environment) or a one-environment plan (``python``, default
-    this interpreter: the backends its torch supports)."""
+    this interpreter: the backends its torch supports). ``shard=(k, n)`` keeps the k-th of n
+    deterministic slices of the matrix (``shard_plan``)."""
     manifest = load_manifest(Path(project).resolve())
+    settings = settings or BuildSettings.from_environ()
+    archs = len(settings.cuda_capabilities) if settings.cuda_capabilities else 10
     if not matrix:
         torch = probe_python(Path(python) if python is not None else Path(sys.executable))
-        return manifest, plan_interpreter(manifest, torch, cores=os.cpu_count() or 1,
-                                          backends=backends, out_root=out_root, jobs=jobs)
-    settings = settings or BuildSettings.from_environ()
+        machine = this_machine()
+        facts = HostFacts(build_system(), machine.cores,
+                          memory_available=machine.memory_available)
+        return manifest, plan_interpreter(manifest, torch, facts=facts, backends=backends,
+                                          out_root=out_root, jobs=jobs,
+                                          nvcc_threads=nvcc_threads, cuda_archs=archs)
     here = build_system()
     facts = gather_facts(targets_for(manifest, system=system or here), system=here,
                          environ=settings.environ)
     plan = plan_matrix(manifest, facts, patterns=patterns, out_root=out_root, parallel=parallel,
-                       jobs=jobs, system=system)
+                       jobs=jobs, nvcc_threads=nvcc_threads, cuda_archs=archs, system=system,
+                       shard=shard)
     if not plan.builds and patterns:
         raise NotBuildableError(f"--variant {' '.join(patterns)}", "no variant of the kernel "
                                 "matches", hint="see `kernelkit list-variants`")
@@ -144,7 +160,8 @@ def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
             return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
     workdir = (run.manifest.root.resolve() / "_cmake_build" / t.variant if persistent
                else Path(tempfile.mkdtemp(prefix=f"kernelkit-{t.variant}-")))
-    emit(BuildEvent("environment", t.variant, "preparing the build environment"))
+    if isinstance(source, PinnedEnvironment):
+        emit(BuildEvent("environment", t.variant, "preparing its pinned build environment"))
     env = source.prepare(cuda=t.backend == "cuda", log_path=workdir / "env.log")
     if cache is not None and cache.is_fresh(t.variant, cache.key(t.variant, env.toolchain_id)):
         return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
@@ -154,8 +171,9 @@ def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
         raise BuildError(t.variant, f"its environment builds {vplan.variant} instead",
                          hint="rerun with --update-toolchain to repair the environment")
     result = build_variant(run.manifest, vplan, env, workdir, out_root=run.plan.out_root,
-                           jobs=run.plan.jobs, state=run.state, cache=cache,
-                           keep_workdir=persistent)
+                           jobs=run.plan.jobs, nvcc_threads=run.plan.nvcc_threads,
+                           state=run.state, cache=cache,
+                           keep_workdir=persistent, on_event=emit)
     return Outcome(t.variant, "built", "", result.path, result.log_path, result.seconds,
                    result=result)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kernelkit._version import __version__
 from kernelkit.manifest.model import Manifest, TorchFramework, TvmFfi
@@ -79,12 +80,28 @@ def read_cache(out_root: Path) -> dict[str, str]:
     return {k: v for k, v in data.get("variants", {}).items() if isinstance(v, str)}
 
 
-def record_cache(out_root: Path, variant: str, key: str) -> None:
+def _read_record(out_root: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((out_root / CACHE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def record_cache(out_root: Path, variant: str, key: str,
+                 unit_times: Mapping[str, float] | None = None) -> None:
+    """Record ``variant``'s cache key (and the seconds each translation unit took, when it
+    was compiled: the build's timing record, kept out of the sealed, reproducible tree)."""
     with file_lock(out_root / f"{CACHE_FILE}.lock"):
         current = read_cache(out_root)
         current[variant] = key
+        times = _read_record(out_root).get("unit-seconds", {})
+        times = times if isinstance(times, dict) else {}
+        if unit_times:
+            times[variant] = dict(unit_times)
         atomic_write_text(out_root / CACHE_FILE, json.dumps(
-            {"kernelkit": __version__, "variants": dict(sorted(current.items()))}, indent=2) + "\n")
+            {"kernelkit": __version__, "variants": dict(sorted(current.items())),
+             "unit-seconds": dict(sorted(times.items()))}, indent=2) + "\n")
 
 
 @dataclass(frozen=True)
@@ -104,5 +121,6 @@ class BuildCache:
         return (read_cache(self.out_root).get(variant) == key
                 and (self.out_root / variant / "metadata.json").is_file())
 
-    def record(self, variant: str, key: str) -> None:
-        record_cache(self.out_root, variant, key)
+    def record(self, variant: str, key: str,
+               unit_times: Mapping[str, float] | None = None) -> None:
+        record_cache(self.out_root, variant, key, unit_times)

@@ -9,57 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
 
+from kernelkit.builder.events import BuildEvent, OnEvent, Outcome, ignore_event
 from kernelkit.builder.plan_matrix import MatrixPlan, PlannedBuild
-from kernelkit.builder.variant import BuildResult
 
-Status = Literal["built", "cached", "failed", "skipped"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    variant: str
-    status: Status
-    message: str = ""
-    path: Path | None = None
-    log_path: Path | None = None
-    seconds: float = 0.0
-    error: BaseException | None = field(default=None, compare=False, repr=False)
-    result: BuildResult | None = field(default=None, compare=False, repr=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"variant": self.variant, "status": self.status, "message": self.message,
-                "path": str(self.path) if self.path else None,
-                "log": str(self.log_path) if self.log_path else None,
-                "seconds": round(self.seconds, 2)}
-
-
-@dataclass(frozen=True)
-class BuildEvent:
-    """Something the user may want to see while a plan runs."""
-
-    kind: Literal["start", "environment", "done"]
-    variant: str
-    message: str = ""
-    outcome: Outcome | None = None
-
-
-OnEvent = Callable[[BuildEvent], None]
 BuildOne = Callable[[PlannedBuild, OnEvent], Outcome]
-
-
-def _ignore(event: BuildEvent) -> None:
-    return None
 
 
 def execute_plan(plan: MatrixPlan, build_one: BuildOne,
                  on_event: OnEvent | None = None) -> list[Outcome]:
     """``build_one`` for every buildable variant; failures become outcomes. Results come back
     in plan order, then one ``skipped`` outcome per variant the plan could not build."""
-    emit = on_event or _ignore
+    emit = on_event or ignore_event
 
     def one(b: PlannedBuild) -> Outcome:
         emit(BuildEvent("start", b.target.variant, b.reason))

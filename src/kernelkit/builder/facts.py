@@ -3,10 +3,10 @@ target's torch (and CUDA toolkit) wheels come from, or why pip cannot find them 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 from kernelkit.builder.plan_matrix import BUILDABLE, HostFacts
+from kernelkit.builder.resources import this_machine
 from kernelkit.builder.toolchain_lock import index_reachable
 from kernelkit.builder.toolkit import CudaToolkit, find_cuda_toolkit
 from kernelkit.builder.wheel_sources import wheel_available
@@ -17,7 +17,7 @@ from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix
 def gather_facts(targets: Sequence[BuildTarget], *, system: str,
                  environ: Mapping[str, str] | None = None,
                  matrix: Matrix | None = None) -> HostFacts:
-    """Cores, the system CUDA toolkit, and where each target's wheels come from."""
+    """Cores, memory, the system CUDA toolkit, and where each target's wheels come from."""
     matrix = matrix or load_matrix()
     toolkit = find_cuda_toolkit(environ)
     sources: dict[str, str] = {}
@@ -33,7 +33,9 @@ def gather_facts(targets: Sequence[BuildTarget], *, system: str,
         problem = _toolkit_problem(t, toolkit, matrix)
         if problem:
             missing[t.variant] = problem
-    return HostFacts(system, os.cpu_count() or 1, toolkit, sources, missing)
+    machine = this_machine()
+    return HostFacts(system, machine.cores, toolkit, sources=sources, missing=missing,
+                     memory_available=machine.memory_available)
 
 
 def _toolkit_problem(t: BuildTarget, toolkit: CudaToolkit | None, matrix: Matrix) -> str | None:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.builder.probe import TorchEnv
+from kernelkit.builder.resources import Fit, Machine, fit
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
-from kernelkit.errors import NotBuildableError
+from kernelkit.errors import KernelkitError, NotBuildableError
 from kernelkit.manifest.model import Manifest
 from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix, targets_for
 from kernelkit.variants.name import format_torch_variant
@@ -32,6 +33,7 @@ class HostFacts:
     system: str
     cores: int
     toolkit: CudaToolkit | None = None
+    memory_available: int = 1 << 40  # bytes; unknown: plenty
     # variant -> where its torch wheel comes from / what pip cannot find for it here.
     sources: Mapping[str, str] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
@@ -59,6 +61,7 @@ class MatrixPlan:
     parallel: int
     jobs: int
     toolkit: CudaToolkit | None = None  # the system CUDA toolkit, where there is one
+    nvcc_threads: int = 1  # nvcc --threads for each CUDA unit
 
     @property
     def buildable(self) -> list[PlannedBuild]:
@@ -66,13 +69,14 @@ class MatrixPlan:
 
     def to_json(self) -> dict[str, Any]:
         return {"project": str(self.project), "out-root": str(self.out_root),
-                "parallel": self.parallel, "jobs": self.jobs,
+                "parallel": self.parallel, "jobs": self.jobs, "nvcc-threads": self.nvcc_threads,
                 "cuda-toolkit": str(self.toolkit.root) if self.toolkit else None,
                 "variants": [b.to_json() for b in self.builds]}
 
     def render(self) -> str:
+        threads = f", nvcc --threads {self.nvcc_threads}" if self.nvcc_threads > 1 else ""
         lines = [f"build plan for {self.project} -> {self.out_root} "
-                 f"({self.parallel} at once, {self.jobs} jobs each)"]
+                 f"({self.parallel} at once, {self.jobs} jobs each{threads})"]
         for b in self.builds:
             mark = "build" if b.buildable else "skip "
             req = " (required)" if b.target.required else ""
@@ -112,29 +116,39 @@ def select_targets(targets: Sequence[BuildTarget], patterns: Sequence[str]) -> l
     return [t for t in targets if any(fnmatch.fnmatchcase(t.variant, p) for p in patterns)]
 
 
-def _parallelism(n_buildable: int, cores: int, parallel: int | None,
-                 jobs: int | None) -> tuple[int, int]:
-    par = max(1, min(parallel or cores, n_buildable or 1, cores))
-    return par, jobs or max(1, cores // par)
+def _fit(manifest: Manifest, facts: HostFacts, builds: Sequence[PlannedBuild],
+         parallel: int | None, jobs: int | None, nvcc_threads: int | None,
+         cuda_archs: int) -> Fit:
+    cuda = any(b.buildable and b.target.backend == "cuda" for b in builds)
+    units = sum(1 for k in manifest.kernels_for("cuda") for s in k.src if s.endswith(".cu"))
+    return fit(Machine(facts.cores, facts.memory_available),
+               variants=sum(b.buildable for b in builds), cuda_units=units if cuda else 0,
+               cuda_archs=cuda_archs, parallel=parallel, jobs=jobs, nvcc_threads=nvcc_threads)
 
 
 def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str] = (),
                 out_root: Path | None = None, parallel: int | None = None,
-                jobs: int | None = None, system: str | None = None,
+                jobs: int | None = None, nvcc_threads: int | None = None,
+                cuda_archs: int = 10, system: str | None = None,
+                shard: tuple[int, int] | None = None,
                 matrix: Matrix | None = None) -> MatrixPlan:
     """The build plan: every target of ``manifest`` for ``system`` (default: this machine's)
-    matching ``patterns``, each marked buildable here or not (with the reason)."""
+    matching ``patterns`` (and in slice ``shard=(k, n)``), each marked buildable here or not
+    (with the reason); parallelism fitted to the machine and the buildable variants."""
     project = manifest.root.resolve()
     out_root = (out_root or project / "build").resolve()
     chosen = select_targets(targets_for(manifest, system=system or facts.system, matrix=matrix),
                             patterns)
+    if shard is not None:
+        chosen = shard_targets(chosen, *shard)
     builds = []
     for t in chosen:
         ok, reason = why_not_buildable(t, facts, matrix)
         cmd = ("kernelkit", "build", str(project), "--variant", t.variant)
         builds.append(PlannedBuild(t, ok, reason, cmd))
-    par, per_build = _parallelism(sum(b.buildable for b in builds), facts.cores, parallel, jobs)
-    return MatrixPlan(project, out_root, tuple(builds), par, per_build, facts.toolkit)
+    f = _fit(manifest, facts, builds, parallel, jobs, nvcc_threads, cuda_archs)
+    return MatrixPlan(project, out_root, tuple(builds), f.parallel, f.jobs, facts.toolkit,
+                      f.nvcc_threads)
 
 
 def interpreter_backends(manifest: Manifest, torch: TorchEnv,
@@ -153,9 +167,10 @@ def interpreter_backends(manifest: Manifest, torch: TorchEnv,
     return chosen
 
 
-def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, cores: int,
+def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
                      backends: Sequence[str] | None = None, out_root: Path | None = None,
-                     jobs: int | None = None) -> MatrixPlan:
+                     jobs: int | None = None, nvcc_threads: int | None = None,
+                     cuda_archs: int = 10) -> MatrixPlan:
     """A plain ``kernelkit build``: one variant per backend, all built with ``torch.python``,
     one after the other (each compile uses every core)."""
     project = manifest.root.resolve()
@@ -171,4 +186,19 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, cores: int,
                "--backend", backend)
         builds.append(PlannedBuild(target, True, f"torch {torch.torch_version} of {torch.python}",
                                    cmd, python=torch.python))
-    return MatrixPlan(project, out_root, tuple(builds), 1, jobs or cores)
+    f = _fit(manifest, facts, builds, 1, jobs, nvcc_threads, cuda_archs)
+    return MatrixPlan(project, out_root, tuple(builds), 1, f.jobs, facts.toolkit, f.nvcc_threads)
+
+
+def shard_targets(targets: Sequence[BuildTarget], index: int,
+                  count: int) -> list[BuildTarget]:
+    """Slice ``index`` (1-based) of ``count``: the targets sorted by variant name, every
+    ``count``-th from the ``index``-th. Deterministic and independent of what this machine can
+    build, so ``count`` machines given ``1/count`` ... ``count/count`` build every variant
+    exactly once."""
+    if not 1 <= index <= count:
+        raise KernelkitError(f"--shard {index}/{count}: the shard number must be between 1 and "
+                             f"{count}", hint="e.g. --shard 1/4 ... --shard 4/4")
+    names = sorted(t.variant for t in targets)
+    mine = {name for i, name in enumerate(names) if i % count == index - 1}
+    return [t for t in targets if t.variant in mine]

@@ -22,7 +22,9 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.build_cache import BuildCache
 from kernelkit.builder.environment import BuildEnvironment
+from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.plan import VariantPlan
+from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.ids import GitState, kernel_commit
@@ -32,15 +34,6 @@ from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
 from kernelkit.manifest.model import KernelDependency, TorchFramework
 from kernelkit.util.fs import replace_dir, temp_sibling
 from kernelkit.util.run import run
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    variant: str
-    path: Path
-    log_path: Path
-    metadata: Metadata
-    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -71,8 +64,9 @@ def ccache_launcher(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
-                  *, out_root: Path, jobs: int, state: GitState | None,
-                  cache: BuildCache | None = None, keep_workdir: bool = True) -> BuildResult:
+                  *, out_root: Path, jobs: int, nvcc_threads: int = 1, state: GitState | None,
+                  cache: BuildCache | None = None, keep_workdir: bool = True,
+                  on_event: OnEvent = ignore_event) -> BuildResult:
     """Compile ``plan`` with ``env`` in ``workdir`` into ``out_root/<variant>``; raise
     :class:`BuildError` (naming the variant, with the compiler's error and the log) on failure.
     ``keep_workdir=False`` removes everything but the log afterwards."""
@@ -81,17 +75,20 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
     write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
     log_path = workdir / "build.log"
     log_path.write_text("", encoding="utf-8")
-    library = compile_extension(manifest, env, plan, workdir, log_path, jobs)
+    since = ninja_log_length(workdir / "cmake-build")
+    library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
+                                on_event)
+    units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
     key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
     meta = variant_metadata(manifest, env, plan, state, cache_key=key)
     dest = out_root / plan.variant
     sealed = lay_out_variant(manifest, plan, library, meta, dest)
     if cache is not None and key is not None:
-        cache.record(plan.variant, key)
+        cache.record(plan.variant, key, units)
     if not keep_workdir:
         for sub in ("src", "cmake-build", "out"):
             shutil.rmtree(workdir / sub, ignore_errors=True)
-    return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started)
+    return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started, units)
 
 
 def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, workdir: Path,
@@ -112,16 +109,30 @@ def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, wor
 
 
 def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPlan,
-                      workdir: Path, log_path: Path, jobs: int) -> Path:
+                      workdir: Path, log_path: Path, jobs: int, nvcc_threads: int = 1,
+                      on_event: OnEvent = ignore_event) -> Path:
     """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
              "-j", str(jobs)]
-    environ = {**env.environ, **ccache_launcher(env.environ)}
+    environ = {**env.environ, **ccache_launcher(env.environ), "NINJA_STATUS": "[%f/%t] "}
+    if plan.backend == "cuda" and nvcc_threads > 1:  # nvcc compiles the archs in parallel
+        extra = environ.get("NVCC_APPEND_FLAGS", "")
+        environ["NVCC_APPEND_FLAGS"] = f"{extra} --threads {nvcc_threads}".strip()
+    progress = NinjaProgress()
+
+    def on_line(line: str) -> None:
+        step = progress.feed(line)
+        if step is not None:
+            on_event(BuildEvent("progress", plan.variant, step.what, step=step))
+
     for step, cmd in (("configure (cmake)", configure), ("compile (ninja)", build)):
+        if cmd is build:
+            progress.started = time.monotonic()
         try:
-            run(cmd, log_path=log_path, what=step, env=environ)
+            run(cmd, log_path=log_path, what=step, env=environ,
+                on_line=on_line if cmd is build else None)
         except CommandError as exc:
             raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
                              log_path=log_path) from None

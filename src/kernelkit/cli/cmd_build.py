@@ -27,6 +27,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, sep, count = text.partition("/")
+    if not (sep and index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not K/N with 1 <= K <= N, e.g. 2/4")
+    return int(index), int(count)
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "build", help="compile build/<variant>/ for a torch environment or the whole matrix",
@@ -43,7 +50,11 @@ def register(subparsers: Any) -> None:
                    help="compile only these CUDA capabilities, e.g. 9.0 or 8.0,9.0+PTX "
                         "(default: $KERNELKIT_CUDA_CAPABILITIES, else the toolkit's list)")
     p.add_argument("-j", "--jobs", type=_positive, default=None,
-                   help="parallel compile jobs per variant")
+                   help="parallel compile jobs per variant (default: fitted to the cores and "
+                        "free memory)")
+    p.add_argument("--nvcc-threads", type=_positive, default=None, metavar="N",
+                   help="nvcc --threads per CUDA unit: architectures compiled at once "
+                        "(default: fitted to the spare cores and memory)")
     p.add_argument("-o", "--out", type=Path, default=None,
                    help="directory of the variant directories (default: KERNEL_DIR/build)")
     p.add_argument("--dry-run", action="store_true", help="print the plan, build nothing")
@@ -55,6 +66,9 @@ def register(subparsers: Any) -> None:
     g.add_argument("--variant", dest="matrix_variants", action="append", default=[],
                    metavar="PATTERN", help="build the variants matching this fnmatch pattern "
                    "(repeatable), e.g. 'torch213-*'")
+    g.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                   help="build only the K-th of N deterministic slices of the matrix (one CI "
+                        "job per slice; `kernelkit merge` joins their build trees)")
     g.add_argument("--parallel", type=_positive, default=None, metavar="N",
                    help="variants built at once (default: as many as cores)")
     g.add_argument("--update-toolchain", action="store_true",
@@ -64,6 +78,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.builder.api import BuildSettings, plan_build, run_plan
+    from kernelkit.cli.render_build import make_renderer, slowest_units
     from kernelkit.generate.cuda_archs import parse_capabilities
 
     try:
@@ -72,28 +87,31 @@ def run(args: argparse.Namespace) -> int:
         raise KernelkitError(f"--cuda-capabilities: {exc}",
                              hint="e.g. --cuda-capabilities 8.0,9.0+PTX") from None
     matrix = bool(args.matrix_all or args.matrix_variants)
+    if args.shard and not matrix:
+        raise KernelkitError("--shard slices the matrix: use it with --all or --variant",
+                             hint="e.g. kernelkit build --all --shard 1/2")
     settings = BuildSettings.from_environ(cuda_capabilities=caps,
                                           update_toolchain=args.update_toolchain)
     manifest, plan = plan_build(args.kernel_dir, matrix=matrix, patterns=args.matrix_variants,
                                 python=args.python, backends=args.backends, out_root=args.out,
-                                parallel=args.parallel, jobs=args.jobs, settings=settings)
+                                parallel=args.parallel, jobs=args.jobs,
+                                nvcc_threads=args.nvcc_threads, shard=args.shard,
+                                settings=settings)
     if args.dry_run:
         print(json.dumps(plan.to_json(), indent=2) if args.json else plan.render())
         return 0
     if matrix and not args.json:
         print(plan.render(), file=sys.stderr)
-    outcomes = run_plan(manifest, plan, settings, on_event=None if args.json else _render_event)
+    renderer = make_renderer(args.json)
+    try:
+        outcomes = run_plan(manifest, plan, settings, on_event=renderer)
+    finally:
+        if renderer is not None:
+            renderer.close()
+    if not args.json:
+        for line in slowest_units(outcomes):
+            print(line, file=sys.stderr)
     return _summarize(outcomes, args.json, matrix)
-
-
-def _render_event(event: Any) -> None:
-    if event.kind == "start":
-        print(f"building {event.variant} ...", file=sys.stderr, flush=True)
-    elif event.kind == "done" and event.outcome is not None:
-        o = event.outcome
-        print(f"{o.status:>7} {o.variant}" + (f" ({o.seconds:.0f} s)" if o.seconds else "")
-              + (f": {o.message.splitlines()[0]}" if o.status == "failed" else ""),
-              file=sys.stderr, flush=True)
 
 
 def _summarize(outcomes: list[Any], as_json: bool, matrix: bool) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from kernelkit.errors import CommandError
@@ -33,25 +33,30 @@ def run(
     input: str | None = None,
     check: bool = True,
     timeout: float | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``cmd``; return the completed process (stdout and stderr merged into ``stdout``).
 
     With ``log_path`` the merged output is also appended to that file (the build logs).
+    With ``on_line`` each output line is passed on as it arrives (ninja's progress).
     With ``check`` (default) a non-zero exit raises :class:`CommandError`.
     """
     argv = [os.fspath(c) for c in cmd]
     log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
-    proc = subprocess.run(
-        argv,
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        input=input,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        timeout=timeout,
-    )
+    if on_line is not None:
+        proc = _stream(argv, cwd, env, on_line, timeout)
+    else:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            input=input,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+        )
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("a", encoding="utf-8") as fh:
@@ -59,3 +64,19 @@ def run(
     if check and proc.returncode != 0:
         raise CommandError(argv, proc.returncode, _tail(proc.stdout), what=what, log_path=log_path)
     return proc
+
+
+def _stream(argv: list[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None,
+            on_line: Callable[[str], None],
+            timeout: float | None) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` passing each merged output line to ``on_line`` as it arrives."""
+    lines: list[str] = []
+    with subprocess.Popen(argv, cwd=cwd, env=dict(env) if env is not None else None,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace") as child:
+        assert child.stdout is not None
+        for line in child.stdout:
+            lines.append(line)
+            on_line(line.rstrip("\n"))
+        returncode = child.wait(timeout=timeout)
+    return subprocess.CompletedProcess(argv, returncode, "".join(lines), None)
