@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,7 +40,7 @@ from kernelkit.errors import BuildError, KernelkitError, NotBuildableError, Vari
 from kernelkit.generate.cuda_archs import parse_capabilities
 from kernelkit.generate.ids import GitState, git_state, unique_id
 from kernelkit.manifest import Manifest, load_manifest
-from kernelkit.util.paths import default_envs_dir
+from kernelkit.util.paths import default_compiler_cache_dir, default_envs_dir
 from kernelkit.variants.host import build_system
 from kernelkit.variants.matrix import targets_for
 
@@ -57,17 +56,20 @@ class BuildSettings:
     cuda_capabilities: tuple[str, ...] | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
     update_toolchain: bool = False
+    compiler_cache: Path | None = None  # the ccache directory; None: no compiler cache
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None, *,
                      cuda_capabilities: Sequence[str] | None = None,
                      update_toolchain: bool = False) -> BuildSettings:
         """``KERNELKIT_ENVS``, ``KERNELKIT_CUDA_CAPABILITIES`` (unless ``cuda_capabilities`` is
-        given), and the variables compiles run with (``PATH``, ``CUDA_HOME``, ...)."""
+        given), ``KERNELKIT_CCACHE``/``KERNELKIT_CCACHE_DIR``/``CCACHE_DIR``, and the variables
+        compiles run with (``PATH``, ``CUDA_HOME``, ...)."""
         env = dict(os.environ if environ is None else environ)
         text = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
         caps = cuda_capabilities or (parse_capabilities(text) if text else None)
-        return cls(default_envs_dir(env), tuple(caps) if caps else None, env, update_toolchain)
+        return cls(default_envs_dir(env), tuple(caps) if caps else None, env, update_toolchain,
+                   default_compiler_cache_dir(env))
 
 
 @dataclass(frozen=True)
@@ -151,15 +153,16 @@ def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
     caps = list(run.settings.cuda_capabilities) if run.settings.cuda_capabilities and \
         t.backend == "cuda" else None
     source = _environment(b, run)
-    persistent = b.python is None  # matrix builds keep their CMake tree for ninja to reuse
+    pinned = b.python is None  # matrix builds skip unchanged variants (the build cache)
     cache = BuildCache(run.plan.out_root, source_digest(run.manifest, t.backend),
-                       tuple(caps) if caps else None) if persistent else None
+                       tuple(caps) if caps else None) if pinned else None
     if cache is not None:
         toolchain = source.toolchain_id()
         if toolchain is not None and cache.is_fresh(t.variant, cache.key(t.variant, toolchain)):
             return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
-    workdir = (run.manifest.root.resolve() / "_cmake_build" / t.variant if persistent
-               else Path(tempfile.mkdtemp(prefix=f"kernelkit-{t.variant}-")))
+    # One CMake tree per variant inside the project: ninja reuses its objects, and ccache
+    # (base_dir = the project) hits across clean rebuilds and checkouts.
+    workdir = run.manifest.root.resolve() / "_cmake_build" / t.variant
     if isinstance(source, PinnedEnvironment):
         emit(BuildEvent("environment", t.variant, "preparing its pinned build environment"))
     env = source.prepare(cuda=t.backend == "cuda", log_path=workdir / "env.log")
@@ -173,7 +176,7 @@ def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
     result = build_variant(run.manifest, vplan, env, workdir, out_root=run.plan.out_root,
                            jobs=run.plan.jobs, nvcc_threads=run.plan.nvcc_threads,
                            state=run.state, cache=cache,
-                           keep_workdir=persistent, on_event=emit)
+                           compiler_cache=run.settings.compiler_cache, on_event=emit)
     return Outcome(t.variant, "built", "", result.path, result.log_path, result.seconds,
                    result=result)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kernelkit.artifact.metadata import Metadata
+from kernelkit.builder.compiler_cache import CacheStats
 from kernelkit.builder.progress import Step
 
 Status = Literal["built", "cached", "failed", "skipped"]
@@ -27,6 +28,7 @@ class BuildResult:
     metadata: Metadata
     seconds: float = 0.0
     unit_times: Mapping[str, float] = field(default_factory=dict)  # slowest first
+    compiler_cache: CacheStats | None = None  # ccache hits and misses of this build
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class Outcome:
             "seconds": round(self.seconds, 2)}
         if self.result is not None and self.result.unit_times:
             out["unit-seconds"] = dict(self.result.unit_times)
+        if self.result is not None and self.result.compiler_cache is not None:
+            stats = self.result.compiler_cache
+            out["compiler-cache"] = {"hits": stats.hits, "misses": stats.misses}
         return out
 
 

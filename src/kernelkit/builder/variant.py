@@ -21,6 +21,7 @@ from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.build_cache import BuildCache
+from kernelkit.builder.compiler_cache import ccache_environ, read_stats
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.plan import VariantPlan
@@ -54,21 +55,13 @@ class Tools:
         return cls(Path(cmake.CMAKE_BIN_DIR) / "cmake", Path(ninja.BIN_DIR) / "ninja")
 
 
-def ccache_launcher(environ: Mapping[str, str]) -> dict[str, str]:
-    """CMake reads ``CMAKE_<LANG>_COMPILER_LAUNCHER`` from the environment: use ccache if
-    it is installed."""
-    ccache = shutil.which("ccache", path=environ.get("PATH"))
-    if not ccache:
-        return {}
-    return {f"CMAKE_{lang}_COMPILER_LAUNCHER": ccache for lang in ("C", "CXX", "CUDA")}
-
-
 def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
                   *, out_root: Path, jobs: int, nvcc_threads: int = 1, state: GitState | None,
-                  cache: BuildCache | None = None, keep_workdir: bool = True,
-                  on_event: OnEvent = ignore_event) -> BuildResult:
+                  cache: BuildCache | None = None, compiler_cache: Path | None = None,
+                  keep_workdir: bool = True, on_event: OnEvent = ignore_event) -> BuildResult:
     """Compile ``plan`` with ``env`` in ``workdir`` into ``out_root/<variant>``; raise
     :class:`BuildError` (naming the variant, with the compiler's error and the log) on failure.
+    ``compiler_cache`` is the ccache directory (``None``: no compiler cache);
     ``keep_workdir=False`` removes everything but the log afterwards."""
     started = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -76,8 +69,12 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
     log_path = workdir / "build.log"
     log_path.write_text("", encoding="utf-8")
     since = ninja_log_length(workdir / "cmake-build")
+    stats_log = workdir / "ccache-stats.log"
+    launch = ccache_environ(env.environ, cache_dir=compiler_cache,
+                            project=manifest.root.resolve(), stats_log=stats_log)
     library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
-                                on_event)
+                                on_event, launch)
+    stats = read_stats(env.environ, stats_log) if launch else None
     units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
     key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
     meta = variant_metadata(manifest, env, plan, state, cache_key=key)
@@ -88,7 +85,8 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
     if not keep_workdir:
         for sub in ("src", "cmake-build", "out"):
             shutil.rmtree(workdir / sub, ignore_errors=True)
-    return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started, units)
+    return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started, units,
+                       stats)
 
 
 def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, workdir: Path,
@@ -110,13 +108,14 @@ def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, wor
 
 def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPlan,
                       workdir: Path, log_path: Path, jobs: int, nvcc_threads: int = 1,
-                      on_event: OnEvent = ignore_event) -> Path:
+                      on_event: OnEvent = ignore_event,
+                      launch: Mapping[str, str] | None = None) -> Path:
     """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
              "-j", str(jobs)]
-    environ = {**env.environ, **ccache_launcher(env.environ), "NINJA_STATUS": "[%f/%t] "}
+    environ = {**env.environ, **(launch or {}), "NINJA_STATUS": "[%f/%t] "}
     if plan.backend == "cuda" and nvcc_threads > 1:  # nvcc compiles the archs in parallel
         extra = environ.get("NVCC_APPEND_FLAGS", "")
         environ["NVCC_APPEND_FLAGS"] = f"{extra} --threads {nvcc_threads}".strip()

@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.builder.api import BuildSettings, plan_build, run_plan
-    from kernelkit.cli.render_build import make_renderer, slowest_units
+    from kernelkit.cli.render_build import make_renderer, report_lines
     from kernelkit.generate.cuda_archs import parse_capabilities
 
     try:
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         if renderer is not None:
             renderer.close()
     if not args.json:
-        for line in slowest_units(outcomes):
+        for line in report_lines(outcomes):
             print(line, file=sys.stderr)
     return _summarize(outcomes, args.json, matrix)
 

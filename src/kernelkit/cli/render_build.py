@@ -99,13 +99,17 @@ def make_renderer(as_json: bool) -> PlainRenderer | RichRenderer | None:
     return PlainRenderer()
 
 
-def slowest_units(outcomes: Sequence[Outcome], count: int = 5) -> list[str]:
-    """Lines naming the slowest translation units of the variants that were compiled."""
+def report_lines(outcomes: Sequence[Outcome], count: int = 5) -> list[str]:
+    """After a build: the compiler cache's hits and misses and the slowest translation units
+    of each variant that was compiled."""
     lines = []
     for o in outcomes:
-        if o.result is None or not o.result.unit_times:
+        if o.result is None:
             continue
-        top = list(o.result.unit_times.items())[:count]
-        lines.append(f"slowest units of {o.variant}: "
-                     + ", ".join(f"{unit} {secs:.1f} s" for unit, secs in top))
+        if o.result.compiler_cache is not None:
+            lines.append(f"compiler cache of {o.variant}: {o.result.compiler_cache}")
+        if o.result.unit_times:
+            top = list(o.result.unit_times.items())[:count]
+            lines.append(f"slowest units of {o.variant}: "
+                         + ", ".join(f"{unit} {secs:.1f} s" for unit, secs in top))
     return lines

