@@ -11,10 +11,10 @@ import pytest
 
 from kernelkit.errors import LockError
 from kernelkit.hub.local import LocalGitHub
+from kernelkit.loader.versions import VersionNotFoundError
 from kernelkit.lock.hashing import hash_variant_dir
 from kernelkit.lock.lockfile import read_locks
 from kernelkit.lock.project import lock_project, read_dependencies
-from kernelkit.lock.versions import VersionNotFoundError
 from tests.helpers import make_variant
 
 REPO = "acme/demo"

@@ -6,7 +6,7 @@ import pytest
 
 from kernelkit.errors import RevisionNotFoundError
 from kernelkit.hub.port import Refs
-from kernelkit.lock.versions import (
+from kernelkit.loader.versions import (
     VersionNotFoundError,
     VersionRequestError,
     describe_refs,

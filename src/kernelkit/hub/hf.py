@@ -60,7 +60,7 @@ class HuggingFaceHub:
         if self._api_obj is None:
             from huggingface_hub import HfApi
 
-            from kernelkit import __version__
+            from kernelkit._version import __version__
 
             self._api_obj = HfApi(endpoint=self.endpoint, token=self.token,
                                   library_name="kernelkit", library_version=__version__)

@@ -21,6 +21,7 @@ from typing import Any
 
 from kernelkit.errors import LockError
 from kernelkit.hub.port import Hub
+from kernelkit.loader.versions import VersionRequest, parse_version_request, select
 from kernelkit.lock.hashing import variant_hashes
 from kernelkit.lock.lockfile import (
     LOCK_NAME,
@@ -30,7 +31,6 @@ from kernelkit.lock.lockfile import (
     read_locks,
     write_locks,
 )
-from kernelkit.lock.versions import VersionRequest, parse_version_request, select
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -11,7 +11,7 @@ from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub
-from kernelkit.lock.versions import describe_refs, major_versions, select
+from kernelkit.loader.versions import describe_refs, major_versions, select
 from kernelkit.variants.choose import Decision, rank_variants
 from kernelkit.variants.host import System
 from kernelkit.variants.name import parse_variant

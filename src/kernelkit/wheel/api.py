@@ -15,7 +15,7 @@ from pathlib import Path
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub, Refs
-from kernelkit.lock.versions import VersionRequest, release_tags, select
+from kernelkit.loader.versions import VersionRequest, release_tags, select
 from kernelkit.variants.name import parse_variant
 from kernelkit.wheel.build import WheelSpec, write_wheel
 from kernelkit.wheel.naming import wheel_tags

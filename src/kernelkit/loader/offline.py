@@ -17,7 +17,7 @@ from pathlib import Path
 from kernelkit.errors import OfflineError, RevisionNotFoundError
 from kernelkit.hub.port import Refs
 from kernelkit.loader.cache import RepoCache
-from kernelkit.lock.versions import Selected, VersionRequest, check_request, select
+from kernelkit.loader.versions import Selected, VersionRequest, check_request, select
 
 _TAG_RE = re.compile(r"^v\d+\.\d+\.\d+")
 
