@@ -196,6 +196,10 @@ class LockError(KernelkitError):
     """A lock file is missing, malformed, or does not match what was downloaded."""
 
 
+class KernelNotLockedError(LockError, ValueError):
+    """A kernel is not in the lock file (a ``ValueError`` too, as upstream raises)."""
+
+
 # --- layers (kernelize) -----------------------------------------------------------------------
 
 

@@ -123,3 +123,22 @@ def test_arch_variant_name() -> None:
         "torch213-metal-aarch64-darwin"
     )
     assert System(None, None, "cpu", None, "x86_64", "linux").arch_variant() is None
+
+
+@pytest.mark.parametrize(("machine", "system", "expected"), [
+    ("AMD64", "Windows", ("x86_64", "windows")),
+    ("arm64", "Darwin", ("aarch64", "darwin")),
+    ("x86_64", "Linux", ("x86_64", "linux")),
+    ("aarch64", "Linux", ("aarch64", "linux")),
+])
+def test_normalize_platform(machine: str, system: str, expected: tuple[str, str]) -> None:
+    from kernelkit.variants.host import normalize_platform
+
+    assert normalize_platform(machine, system) == expected
+
+
+def test_host_platform_matches_the_detected_system() -> None:
+    from kernelkit.variants.host import detect_system, host_platform
+
+    s = detect_system()
+    assert host_platform() == f"{s.cpu}-{s.os}"

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
+from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata, MetadataError
 from kernelkit.check.elf import ElfReadError, read_elf
 from kernelkit.check.elf_rules import check_elf
@@ -24,24 +25,11 @@ def _parse(name: str) -> Variant | None:
         return None
 
 
-def _is_variant_dir(d: Path) -> bool:
-    return d.is_dir() and not d.name.startswith(".") and (
-        (d / "metadata.json").is_file() or _parse(d.name) is not None)
-
-
 def find_variant_dirs(path: Path) -> list[Path]:
-    """``path`` itself when it is a variant, else the variant directories of the first of
-    ``path/result``, ``path/build``, ``path`` that has any (a directory counts when it holds a
-    metadata.json or is named like a variant)."""
-    named = _parse(path.name) is not None
-    if (path / "metadata.json").is_file() or (named and (path / "__init__.py").exists()):
-        return [path]
-    for base in (path / "result", path / "build", path):
-        if base.is_dir():
-            found = sorted(d for d in base.iterdir() if _is_variant_dir(d))
-            if found:
-                return found
-    return []
+    """``path`` itself when it is a variant, else the variants of the build tree under it
+    (:func:`kernelkit.artifact.layout.discover_variants`)."""
+    tree = discover_variants(path, include_self=True)
+    return list(tree.variants) if tree else []
 
 
 def check_build(path: Path, *, python: Path | None = None,

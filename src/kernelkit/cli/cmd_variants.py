@@ -60,9 +60,10 @@ def _decisions(args: argparse.Namespace, system: System) -> list[Decision]:
     if path.is_dir():
         if args.version is not None or args.revision is not None:
             raise KernelkitError(f"{path} is a local directory: --version/--revision do not apply")
-        base = path / "build" if (path / "build").is_dir() else path
-        names = [p.name for p in base.iterdir() if p.is_dir() and (p / "metadata.json").is_file()]
-        return rank_variants(names, system)
+        from kernelkit.artifact.layout import discover_variants
+
+        tree = discover_variants(path)
+        return rank_variants(tree.names if tree else [], system)
     from kernelkit.hub import open_hub
     from kernelkit.loader.api import get_kernel_variants
 

@@ -27,7 +27,7 @@ from kernelkit.lock.lockfile import (
     LOCK_NAME,
     KernelLock,
     VariantLock,
-    find_lock,
+    lock_entry,
     read_locks,
     write_locks,
 )
@@ -105,7 +105,7 @@ def lock_project(project_dir: Path, hub: Hub, *, refresh: bool = False) -> LockR
     deps = read_dependencies(project_dir)
     path = project_dir / LOCK_NAME
     old = read_locks(path) if path.is_file() else []
-    locks = [resolve_lock(hub, d, find_lock(old, d.repo_id), refresh=refresh) for d in deps]
-    changed = [lock.repo_id for lock in locks if find_lock(old, lock.repo_id) != lock]
+    locks = [resolve_lock(hub, d, lock_entry(old, d.repo_id), refresh=refresh) for d in deps]
+    changed = [lock.repo_id for lock in locks if lock_entry(old, lock.repo_id) != lock]
     written = write_locks(path, locks)
     return LockResult(path, locks, written, changed)

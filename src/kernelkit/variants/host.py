@@ -16,11 +16,11 @@ from typing import Any
 
 from kernelkit.errors import KernelkitError
 from kernelkit.util.versions import major_minor
+from kernelkit.variants.name import compute_tag, format_torch_variant
 
 log = logging.getLogger(__name__)
 
 #: backends whose compute tag carries a version (``cu130``, ``rocm70``, ``xpu20253``, ``cann80``)
-VERSIONED_BACKENDS = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu", "cann": "cann"}
 
 
 class InvalidBackendError(KernelkitError, ValueError):
@@ -52,16 +52,11 @@ class System:
     @property
     def compute_tag(self) -> str:
         """The backend as it appears in variant names: ``cu130``, ``rocm70``, ``cpu``, ..."""
-        prefix = VERSIONED_BACKENDS.get(self.backend)
-        if prefix is None or self.backend_version is None:
-            return self.backend
-        return f"{prefix}{self.backend_version[0]}{self.backend_version[1]}"
+        return compute_tag(self.backend, self.backend_version)
 
     def arch_variant(self) -> str | None:
         """The torch arch variant name a build for this machine gets
         (``torch213-cxx11-cpu-x86_64-linux``); ``None`` without torch."""
-        from kernelkit.variants.name import format_torch_variant
-
         if self.torch_version is None:
             return None
         bver = None if self.backend_version is None else _dot(self.backend_version)
@@ -144,16 +139,28 @@ def _free_threaded_build() -> bool:
     return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 
+_CPU_NAMES = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+def normalize_platform(machine: str, system: str) -> tuple[str, str]:
+    """``(cpu, os)`` as variant names spell them, from ``platform.machine()`` and
+    ``platform.system()``: ``("AMD64", "Windows")`` -> ``("x86_64", "windows")``,
+    ``("arm64", "Darwin")`` -> ``("aarch64", "darwin")``. The one platform normaliser."""
+    return _CPU_NAMES.get(machine.lower(), machine), system.lower()
+
+
+def host_platform() -> str:
+    """This machine as a variant-name system, ``<cpu>-<os>`` (``x86_64-linux``)."""
+    cpu, os_name = normalize_platform(platform.machine(), platform.system())
+    return f"{cpu}-{os_name}"
+
+
 def _platform() -> tuple[str, str, tuple[int, int] | None]:
-    cpu = platform.machine()
-    os_name = platform.system().lower()
+    cpu, os_name = normalize_platform(platform.machine(), platform.system())
     macos: tuple[int, int] | None = None
     if os_name == "darwin":
-        cpu = "aarch64" if cpu == "arm64" else cpu
         release = platform.mac_ver()[0]
         macos = major_minor(release) if release else None
-    elif os_name == "windows":
-        cpu = "x86_64" if cpu == "AMD64" else cpu
     return cpu, os_name, macos
 
 
