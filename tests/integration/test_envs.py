@@ -25,7 +25,7 @@ from kernelkit.builder.toolchain_lock import (
     ToolchainLock,
     lock_target,
 )
-from kernelkit.errors import CommandError, IntegrityError, LockError
+from kernelkit.errors import CommandError, ExitCode, IntegrityError, LockError
 from kernelkit.manifest import load_manifest
 from kernelkit.variants.matrix import BuildTarget, targets_for
 
@@ -151,7 +151,7 @@ def test_cli_refuses_a_tampered_lock(tmp_path: Path, lock: ToolchainLock) -> Non
         [sys.executable, "-m", "kernelkit", "shell", str(project), "--variant", VARIANT,
          "--exec", "python", "-c", "print('inside')"],
         env={**os.environ, "KERNELKIT_ENVS": str(envs)}, capture_output=True, text=True)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.INTEGRITY
     assert "integrity check failed" in proc.stderr and "nothing was installed" in proc.stderr
     assert "inside" not in proc.stdout
     assert not any(p.name.startswith(VARIANT) for p in envs.iterdir()) if envs.exists() else True

@@ -262,3 +262,9 @@ def test_stale_parent_commit_is_rejected(endpoint: tuple[str, LocalGitHub], tmp_
             hub.api.create_commit(REPO, [CommitOperationAdd("c", str(tmp_path / "a"))],
                                   commit_message="m", repo_type="kernel", revision="v1",
                                   parent_commit=first)
+
+
+def test_unreachable_endpoint_is_a_hub_error() -> None:
+    # the real huggingface_hub client against a closed local port (nothing listens on 9)
+    with pytest.raises(HubError, match="cannot reach"):
+        HuggingFaceHub(endpoint="http://127.0.0.1:9").list_refs("org/name")

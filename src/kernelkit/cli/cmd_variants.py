@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelkit.errors import ExitCode
+
 if TYPE_CHECKING:
     from kernelkit.variants.choose import Decision
     from kernelkit.variants.host import System
@@ -49,17 +51,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"System: {system.describe()}\n")
         print(format_trace(decisions) or "(no build variants)")
-    return 0 if decisions and decisions[0].accepted else 1
+    return ExitCode.OK if decisions and decisions[0].accepted else ExitCode.ERROR
 
 
 def _decisions(args: argparse.Namespace, system: System) -> list[Decision]:
-    from kernelkit.errors import KernelkitError
+    from kernelkit.errors import UsageError
     from kernelkit.variants.choose import rank_variants
 
     path = Path(args.kernel)
     if path.is_dir():
         if args.version is not None or args.revision is not None:
-            raise KernelkitError(f"{path} is a local directory: --version/--revision do not apply")
+            raise UsageError(f"{path} is a local directory: --version/--revision do not apply")
         from kernelkit.artifact.layout import discover_variants
 
         tree = discover_variants(path)

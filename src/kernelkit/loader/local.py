@@ -11,17 +11,14 @@ import os
 from pathlib import Path
 
 from kernelkit.artifact.layout import discover_variants
-from kernelkit.errors import KernelkitError, Rejection, VariantNotFoundError
+from kernelkit.errors import (
+    KernelNotFoundError,
+    LocalKernelsError,
+    Rejection,
+    VariantNotFoundError,
+)
 from kernelkit.variants.choose import Decision, best_variant, rank_variants
 from kernelkit.variants.host import System
-
-
-class KernelNotFoundError(KernelkitError, FileNotFoundError):
-    """A local path holds no kernel (a ``FileNotFoundError``, as upstream)."""
-
-
-class LocalKernelsError(KernelkitError, ValueError):
-    """``LOCAL_KERNELS`` is malformed (a ``ValueError``, as upstream)."""
 
 
 @functools.lru_cache(maxsize=8)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +80,7 @@ def hub_info(hub: Hub, repo_id: str, *, revision: str | None = None,
     if not names:
         raise KernelkitError(f"{repo_id} at {sel.ref or sel.commit} has no build variants")
     raw = hub.read_file(repo_id, sel.commit, f"build/{names[0]}/metadata.json")
-    meta = Metadata.from_json(json.loads(raw)) if raw else None
+    source = f"{repo_id}@{sel.commit[:12]}:build/{names[0]}/metadata.json"
+    meta = Metadata.loads(raw, source) if raw else None
     return {"repo_id": repo_id, "revision": sel.ref or sel.commit, "commit": sel.commit,
             **_metadata_fields(meta), "backends": _backends(names), "variants": names}

@@ -14,25 +14,13 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import InvalidBackendError
 from kernelkit.util.versions import major_minor
 from kernelkit.variants.name import compute_tag, format_torch_variant
 
 log = logging.getLogger(__name__)
 
 #: backends whose compute tag carries a version (``cu130``, ``rocm70``, ``xpu20253``, ``cann80``)
-
-
-class InvalidBackendError(KernelkitError, ValueError):
-    """``backend=`` names a backend this machine cannot use (a ``ValueError``, as upstream)."""
-
-    def __init__(self, backend: str, supported: list[str]) -> None:
-        self.backend = backend
-        self.supported = supported
-        super().__init__(
-            f"Invalid backend {backend!r}, system supported backends: {', '.join(supported)}",
-            hint="pass one of the supported backends, or leave `backend` unset to auto-detect",
-        )
 
 
 @dataclass(frozen=True)
