@@ -15,6 +15,8 @@ from kernelkit.check.import_rules import check_import
 from kernelkit.check.layout_rules import check_digest, check_files, check_metadata, rel
 from kernelkit.check.ops_rules import python_files, unprefixed_registrations
 from kernelkit.check.report import Finding, Report, finding, sort_findings
+from kernelkit.manifest.model import Manifest
+from kernelkit.variants.matrix import MatrixCompliance, matrix_compliance
 from kernelkit.variants.name import Variant, parse_variant
 
 
@@ -30,6 +32,13 @@ def find_variant_dirs(path: Path) -> list[Path]:
     (:func:`kernelkit.artifact.layout.discover_variants`)."""
     tree = discover_variants(path, include_self=True)
     return list(tree.variants) if tree else []
+
+
+def check_matrix(path: Path, manifest: Manifest) -> list[MatrixCompliance]:
+    """Which variants the supported matrix requires are missing from the build tree at
+    ``path`` (a project, its ``build/``, or anything :func:`discover_variants` finds)."""
+    tree = discover_variants(path)
+    return matrix_compliance(tree.names if tree else (), manifest)
 
 
 def check_build(path: Path, *, python: Path | None = None,

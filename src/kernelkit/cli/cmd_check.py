@@ -53,15 +53,15 @@ def _find_project(path: Path) -> Path:
 
 
 def _matrix(path: Path) -> list[dict[str, object]]:
+    from kernelkit.check.api import check_matrix
     from kernelkit.manifest import load_manifest
-    from kernelkit.variants.matrix import matrix_compliance
 
     manifest = load_manifest(_find_project(path), check_sources=False)
     return [
         {"backend": c.backend, "system": c.system, "compliant": c.compliant,
          "required": list(c.required), "missing": list(c.missing),
          "excluded_by_manifest": list(c.excluded_by_manifest)}
-        for c in matrix_compliance(path, manifest)
+        for c in check_matrix(path, manifest)
     ]
 
 
