@@ -8,13 +8,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kernelkit.artifact.layout import discover_variants
-from kernelkit.artifact.metadata import Metadata, MetadataError
-from kernelkit.check.elf import ElfReadError, read_elf
+from kernelkit.artifact.metadata import Metadata
+from kernelkit.check.elf import read_elf
 from kernelkit.check.elf_rules import check_elf
 from kernelkit.check.import_rules import check_import
 from kernelkit.check.layout_rules import check_digest, check_files, check_metadata, rel
 from kernelkit.check.ops_rules import python_files, unprefixed_registrations
 from kernelkit.check.report import Finding, Report, finding, sort_findings
+from kernelkit.errors import ElfReadError, MetadataError
 from kernelkit.manifest.model import Manifest
 from kernelkit.variants.matrix import MatrixCompliance, matrix_compliance
 from kernelkit.variants.name import Variant, parse_variant

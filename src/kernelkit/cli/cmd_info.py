@@ -13,7 +13,7 @@ _LABELS = [("name", "Name"), ("version", "Version"), ("license", "License"),
            ("variants", "Variants")]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("info", help="show a kernel's metadata, variants and provenance")
     p.add_argument("kernel", help="org/name on the hub, or a local directory")
     g = p.add_mutually_exclusive_group()

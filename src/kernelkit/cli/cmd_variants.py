@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from kernelkit.variants.host import System
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "variants", help="show which build variant get_kernel would load here, and why",
         description="Rank the build variants of a kernel (a hub repository at one version or "

@@ -109,7 +109,7 @@ def _apply_choice(module: nn.Module, choice: Choice, layer_name: str, mode: Mode
         reason = f"Available kernel {choice.repo} does not support mode {mode.describe()}: " \
                  f"{why_not}"
         return _fallback(module, where, reason, use_fallback, level=logging.INFO)
-    module.forward = MethodType(layer.forward, module)  # type: ignore[method-assign,attr-defined]
+    module.forward = MethodType(layer.forward, module)  # type: ignore[attr-defined]  # layer: a type
     logger.info("%s: using %s (%s)", where, choice.repo, choice.reason)
 
 

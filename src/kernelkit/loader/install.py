@@ -70,7 +70,7 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
 
 def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> bool:
     """Hash a cached variant again; ``False`` (after a warning) if it must be downloaded again."""
-    from kernelkit.artifact.metadata import MetadataError
+    from kernelkit.errors import MetadataError
     from kernelkit.loader.verify import reverify
 
     label = where(rc, commit, variant)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import cast
 
-from kernelkit.errors import KernelNotLockedError, OfflineError, VariantNotFoundError
+from kernelkit.errors import (
+    KernelNotLockedError,
+    LockMismatchError,
+    OfflineError,
+    VariantNotFoundError,
+)
 from kernelkit.hub.port import Hub
 from kernelkit.lock.discover import find_kernels_lock
 from kernelkit.lock.lockfile import KernelLock, lock_entry, read_locks
 from kernelkit.lock.verify import (
-    LockMismatchError,
     has_lfs_record,
     record_lfs,
     verify_locked_variant,
@@ -89,7 +92,7 @@ def _verify_online(variant_dir: Path, lock: KernelLock, hub: Hub | None) -> None
     except LockMismatchError:
         if has_lfs_record(variant_dir) or read_settings().offline:
             raise
-    real_hub = hub if hub is not None else cast(Hub, read_settings().open_hub())
+    real_hub = hub if hub is not None else read_settings().open_hub()
     listing = real_hub.list_files(lock.repo_id, lock.sha, f"build/{variant_dir.name}")
     record_lfs(variant_dir, listing)
     verify_locked_variant(variant_dir, lock)

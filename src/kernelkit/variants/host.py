@@ -208,7 +208,7 @@ def _tvm_ffi_version() -> tuple[int, int] | None:
     if "tvm_ffi" not in sys.modules and importlib.util.find_spec("tvm_ffi") is None:
         return None
     try:
-        import tvm_ffi  # type: ignore[import-not-found]
+        import tvm_ffi
 
         return major_minor(str(tvm_ffi.__version__))
     except Exception:  # a broken optional install must not break kernel loading
