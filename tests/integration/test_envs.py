@@ -108,7 +108,7 @@ def test_create_delete_recreate_from_lock(tmp_path: Path, target: BuildTarget,
     bumped = tuple(dataclasses.replace(w, version="0.0.1") if w.name == "filelock" else w
                    for w in entry.wheels)
     drifted = dataclasses.replace(spec, locked=dataclasses.replace(entry, wheels=bumped))
-    with pytest.raises(LockError, match="filelock: locked 0.0.1, installed"):
+    with pytest.raises(LockError, match=r"filelock: locked 0.0.1, installed"):
         ensure_env(drifted, tmp_path)
 
 
@@ -119,7 +119,7 @@ def test_tampered_lock_fails_before_installing(tmp_path: Path, target: BuildTarg
                       for w in entry.wheels)
     spec = env_spec(target, base_python=Path(sys.executable),
                     locked=dataclasses.replace(entry, wheels=bad_torch))
-    with pytest.raises(IntegrityError, match="torch-2.13.0"):
+    with pytest.raises(IntegrityError, match=r"torch-2.13.0"):
         ensure_env(spec, tmp_path)
     assert [p for p in tmp_path.iterdir() if p.name != ".locks"] == []
 
@@ -132,7 +132,7 @@ def test_tampered_lock_fails_before_installing(tmp_path: Path, target: BuildTarg
                        for w in entry.wheels)
     spec = env_spec(target, base_python=Path(sys.executable),
                     locked=dataclasses.replace(entry, wheels=bad_remote))
-    with pytest.raises(CommandError, match="(?i)hash"):
+    with pytest.raises(CommandError, match=r"(?i)hash"):
         ensure_env(spec, tmp_path / "envs", log_path=tmp_path / "pip.log")
     assert [p for p in (tmp_path / "envs").iterdir() if p.name != ".locks"] == []
     assert "Successfully installed" not in (tmp_path / "pip.log").read_text()

@@ -73,7 +73,7 @@ def test_metadata_key_order_and_round_trip(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "patch, fragment",
+    ("patch", "fragment"),
     [
         ({"name": "Bad_Name"}, "not a valid kernel name"),
         ({"version": "1"}, "'version' must be a int"),

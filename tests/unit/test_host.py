@@ -38,7 +38,7 @@ def test_detect_backend_override() -> None:
 
 
 @pytest.mark.parametrize(
-    "backend,ok", [("cpu", True), ("cuda", True), ("rocm", False), ("metal", False)]
+    ("backend", "ok"), [("cpu", True), ("cuda", True), ("rocm", False), ("metal", False)]
 )
 def test_select_backend_on_cuda(backend: str, ok: bool) -> None:
     cuda = System((2, 13), True, "cuda", (12, 8), "x86_64", "linux")
@@ -73,9 +73,9 @@ def test_detect_cuda_torch_without_gpu(cuda_torch_python: Path) -> None:
             [
                 cu_python,
                 "-c",
-                "import sys; sys.path.insert(0, sys.argv[1]);"
+                ("import sys; sys.path.insert(0, sys.argv[1]);"
                 "from kernelkit.variants.host import detect_system; s = detect_system();"
-                "print(s.backend, s.compute_tag, s.torch_version)",
+                "print(s.backend, s.compute_tag, s.torch_version)"),
                 _src(),
             ],
             capture_output=True,

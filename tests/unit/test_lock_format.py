@@ -63,7 +63,7 @@ def test_malformed_lockfiles_are_refused(text: str, message: str) -> None:
 
 
 def test_missing_lockfile_says_how_to_create_it(tmp_path: Path) -> None:
-    with pytest.raises(LockError, match="No kernels.lock file found") as info:
+    with pytest.raises(LockError, match=r"No kernels.lock file found") as info:
         read_locks(tmp_path / "kernels.lock")
     assert "kernelkit lock" in str(info.value)
 

@@ -74,7 +74,7 @@ def test_local_configs_and_pins() -> None:
     assert darwin["torch213-cpu-aarch64-darwin"].pin.index_url is None  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("toolkit,first,last", [
+@pytest.mark.parametrize(("toolkit", "first", "last"), [
     ("13.0", "7.5", "12.1+PTX"), ("13.2", "7.5", "12.1+PTX"), ("12.8", "7.0", "12.0+PTX"),
     ("12.9", "7.0", "12.0+PTX"), ("12.6", "7.0", "9.0+PTX"), ("11.8", "7.0", "9.0+PTX"),
 ])

@@ -45,16 +45,18 @@ def test_missing_executable_is_a_command_error() -> None:
     with pytest.raises(CommandError) as info:
         run_bytes(["kernelkit-no-such-tool-xyz"])
     assert info.value.returncode == 127
-    with pytest.raises(CommandError):
-        with open_process(["kernelkit-no-such-tool-xyz"]):
-            pass  # pragma: no cover
+    with pytest.raises(CommandError), open_process(["kernelkit-no-such-tool-xyz"]):
+        pass  # pragma: no cover
 
 
 def test_open_process_raises_on_non_zero_exit() -> None:
-    with pytest.raises(CommandError) as info:
+    def stream() -> None:
         with open_process([sys.executable, "-c", "raise SystemExit(5)"], what="streamer") as p:
             assert p.stdin is not None
             p.stdin.close()
+
+    with pytest.raises(CommandError) as info:
+        stream()
     assert info.value.returncode == 5
 
 

@@ -16,7 +16,7 @@ def test_xy() -> None:
 
 
 @pytest.mark.parametrize(
-    "args, expected",
+    ("args", "expected"),
     [
         (("2.13.0", "cpu", None, "x86_64", "linux"), "torch213-cxx11-cpu-x86_64-linux"),
         (("2.14.1", "cuda", "13.0", "x86_64", "linux"), "torch214-cxx11-cu130-x86_64-linux"),

@@ -90,9 +90,9 @@ def test_ambiguous_short_commit_is_refused() -> None:
 
 
 def test_request_errors_use_upstream_messages() -> None:
-    with pytest.raises(ValueError, match="Only one of `revision` or `version` must be specified."):
+    with pytest.raises(ValueError, match=r"Only one of `revision` or `version` must be specified."):
         select(REFS, "acme/k", revision="main", version=1)
-    with pytest.raises(ValueError, match="^A kernel version or revision must be specified."):
+    with pytest.raises(ValueError, match=r"^A kernel version or revision must be specified."):
         select(REFS, "acme/k")
     with pytest.raises(VersionRequestError, match="neither a major version"):
         parse_version_request("latest please")

@@ -123,7 +123,7 @@ def _req(data: dict[str, Any], key: str, typ: type) -> Any:
     if key not in data:
         raise KeyError(f"missing required key {key!r}")
     val = data[key]
-    if typ is int and isinstance(val, bool) or not isinstance(val, typ):
+    if (typ is int and isinstance(val, bool)) or not isinstance(val, typ):
         raise TypeError(f"{key!r} must be a {typ.__name__}")
     return val
 

@@ -47,8 +47,8 @@ def _backends(variants: list[str]) -> list[str]:
 
 def _metadata_fields(meta: Metadata | None) -> dict[str, Any]:
     if meta is None:
-        return {k: None for k in ("name", "version", "license", "upstream", "source",
-                                  "python_depends", "digest", "provenance")}
+        return dict.fromkeys(("name", "version", "license", "upstream", "source",
+                              "python_depends", "digest", "provenance"))
     full = meta.to_json()
     return {"name": meta.name, "version": meta.version, "license": meta.license,
             "upstream": meta.upstream, "source": meta.source,

@@ -43,7 +43,7 @@ def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, version: VersionRequ
                      revision: str | None = None) -> list[BuiltWheel]:
     refs = hub.list_refs(repo_id)
     sel = select(refs, repo_id, revision=revision, version=version)
-    entries = [e for e in hub.list_files(repo_id, sel.commit, "build")]
+    entries = list(hub.list_files(repo_id, sel.commit, "build"))
     if not entries:
         raise KernelkitError(f"{repo_id} at {sel.commit} has no build variants",
                              hint="publish a build first")

@@ -40,7 +40,7 @@ def describe() -> dict[str, object]:
     try:
         import torch
         import torch.utils
-    except Exception as exc:  # noqa: BLE001 - reported to the caller as data
+    except Exception as exc:
         info["error"] = f"cannot import torch: {type(exc).__name__}: {exc}"
         return info
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
