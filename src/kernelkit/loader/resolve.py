@@ -53,11 +53,11 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
 
 def _select_online(hub: LazyHub, rc: RepoCache, version: int | str) -> Selected:
     from kernelkit.loader.offline import record_refs
-    from kernelkit.loader.versions import select
+    from kernelkit.loader.versions import select_ref
 
     refs = hub.get().list_refs(rc.repo_id)
     record_refs(rc.root.parent, rc.repo_id, refs)
-    return select(refs, rc.repo_id, version=version)
+    return select_ref(refs, rc.repo_id, version=version)
 
 
 def _warn_if_older(repo_id: str, version: int | str | None, selected: Selected) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from kernelkit.errors import LockError
 from kernelkit.hub.port import Hub
-from kernelkit.loader.versions import VersionRequest, parse_version_request, select
+from kernelkit.loader.versions import VersionRequest, parse_version_request, select_ref
 from kernelkit.lock.hashing import variant_hashes
 from kernelkit.lock.lockfile import (
     LOCK_NAME,
@@ -90,7 +90,7 @@ def _dependency(path: Path, repo_id: str, value: Any) -> KernelDependency:
 def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = None,
                  *, refresh: bool = False) -> KernelLock:
     """Lock one dependency; reuse ``previous`` when it pins the same commit."""
-    commit = select(hub.list_refs(dep.repo_id), dep.repo_id, version=dep.version).commit
+    commit = select_ref(hub.list_refs(dep.repo_id), dep.repo_id, version=dep.version).commit
     if previous is not None and previous.sha == commit and not refresh:
         return previous
     hashes = variant_hashes(hub.list_files(dep.repo_id, commit, "build"))

@@ -10,7 +10,7 @@ from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub
-from kernelkit.loader.versions import describe_refs, major_versions, select
+from kernelkit.loader.versions import describe_refs, major_versions, select_ref
 from kernelkit.variants.choose import Decision, rank_variants
 from kernelkit.variants.host import System
 from kernelkit.variants.name import parse_variant
@@ -75,7 +75,7 @@ def hub_info(hub: Hub, repo_id: str, *, revision: str | None = None,
     if revision is None and version is None:
         majors = major_versions(refs)
         revision = f"v{max(majors)}" if majors else "main"
-    sel = select(refs, repo_id, revision=revision, version=version)
+    sel = select_ref(refs, repo_id, revision=revision, version=version)
     names = hub.list_dirs(repo_id, sel.commit, "build")
     if not names:
         raise KernelkitError(f"{repo_id} at {sel.ref or sel.commit} has no build variants")

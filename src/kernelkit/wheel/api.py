@@ -16,7 +16,7 @@ from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub, Refs
-from kernelkit.loader.versions import VersionRequest, release_tags, select
+from kernelkit.loader.versions import VersionRequest, release_tags, select_ref
 from kernelkit.variants.name import is_variant_name
 from kernelkit.wheel.build import WheelSpec, write_wheel
 from kernelkit.wheel.naming import wheel_tags
@@ -42,7 +42,7 @@ def wheel_version(refs: Refs, ref: str | None, commit: str, metadata: Metadata) 
 def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, version: VersionRequest | None = None,
                      revision: str | None = None) -> list[BuiltWheel]:
     refs = hub.list_refs(repo_id)
-    sel = select(refs, repo_id, revision=revision, version=version)
+    sel = select_ref(refs, repo_id, revision=revision, version=version)
     entries = list(hub.list_files(repo_id, sel.commit, "build"))
     if not entries:
         raise KernelkitError(f"{repo_id} at {sel.commit} has no build variants",
