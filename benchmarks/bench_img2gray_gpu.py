@@ -87,7 +87,7 @@ def measure(kernel: Any) -> list[dict[str, Any]]:
         }
         row["kernelkit_vs_copy"] = row["tb_per_s"]["kernelkit"] / row["tb_per_s"]["copy"]
         rows.append(row)
-        print(f"{str(shape):>22} " + "  ".join(
+        print(f"{shape!s:>22} " + "  ".join(
             f"{k} {v:.3f} TB/s" for k, v in row["tb_per_s"].items())
             + f"  kernelkit/copy {row['kernelkit_vs_copy']:.3f}  identical={identical}",
             flush=True)

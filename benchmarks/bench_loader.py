@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                     "PYTHONDONTWRITEBYTECODE"):
             env.pop(var, None)
         # fill the cache (download + verify) once; everything timed below is warm
-        subprocess.run([sys.executable, "-c", f"import kernelkit; kernelkit.get_kernel("
-                        f"{REPO!r}, revision={commit!r})"], check=True, env=env)
+        subprocess.run([sys.executable, "-c", (f"import kernelkit; kernelkit.get_kernel("
+                        f"{REPO!r}, revision={commit!r})")], check=True, env=env)
         results = measure(env, tree, commit, args.n)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

@@ -1,11 +1,18 @@
-"""Session fixtures shared by the integration tests.
+"""Fixtures shared by the tests.
+
+Every test runs with its own settings (:func:`isolated_settings`): none of the user's
+``KERNELKIT_*`` variables, hub, cache or environments leak in, and nothing a test writes lands
+in them. The suite's own knobs, ``KERNELKIT_TEST_*`` and ``KERNELKIT_UPDATE_GOLDEN``, stay.
 
 Compiles are expensive (a small CPU extension takes ~20-60 s here), so the img2gray example
 is scaffolded and built once per test session and shared; tests that change a build copy it.
+Session fixtures run outside the per-test isolation (a function fixture cannot reach them);
+each takes what it needs explicitly instead (``test_envs_dir``).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +21,29 @@ from pathlib import Path
 import pytest
 
 REPO_ID = "kernelkit-examples/img2gray"
+
+# Variables kernelkit (or upstream kernels) reads besides KERNELKIT_*: offline switches,
+# overrides and credentials of the user's machine.
+_FOREIGN_SETTINGS = ("HF_HUB_OFFLINE", "LOCAL_KERNELS", "DISABLE_KERNEL_MAPPING", "HF_TOKEN",
+                     "HF_ENDPOINT")
+_KEEP = ("KERNELKIT_TEST_", "KERNELKIT_UPDATE_GOLDEN")
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(monkeypatch: pytest.MonkeyPatch,
+                      tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Fresh settings for each test: the user's KERNELKIT_* and offline/override variables are
+    removed, and the hub, cache and build environments point at an empty temporary directory
+    (subprocesses started with ``os.environ`` inherit the same)."""
+    for name in list(os.environ):
+        if (name.startswith("KERNELKIT_") and not name.startswith(_KEEP)) \
+                or name in _FOREIGN_SETTINGS:
+            monkeypatch.delenv(name)
+    root = tmp_path_factory.mktemp("settings")
+    monkeypatch.setenv("KERNELKIT_HUB_DIR", str(root / "hub"))
+    monkeypatch.setenv("KERNELKIT_CACHE", str(root / "cache"))
+    monkeypatch.setenv("KERNELKIT_ENVS", str(root / "envs"))
+    return root
 
 
 @pytest.fixture(scope="session")

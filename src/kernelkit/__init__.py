@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "Digest": "kernelkit.artifact.digest",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__", *_EXPORTS]  # noqa: PLE0604 - the keys of a dict[str, str]
 
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any

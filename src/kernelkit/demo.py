@@ -45,7 +45,9 @@ def _photograph() -> tuple[Any, str]:
     """A real RGB photograph (H, W, 3) uint8 as a numpy array, from scikit-image's wheel."""
     from skimage import data
 
-    return data.astronaut(), "skimage.data.astronaut (512x512 RGB photograph)"
+    # skimage.data's functions carry no annotations
+    photo = data.astronaut()  # type: ignore[no-untyped-call]
+    return photo, "skimage.data.astronaut (512x512 RGB photograph)"
 
 
 def _commit_scaffold(project: Path) -> bool:

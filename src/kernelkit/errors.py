@@ -1,11 +1,38 @@
-"""One exception tree for kernelkit.
+"""One exception tree for kernelkit, and the exit code of each error.
 
 Every error carries structured fields (for programs) and renders a message that tells a
-person what went wrong and what to do next (for people). Only ``kernelkit.cli`` prints them.
+person what went wrong and what to do next (for people). Only ``kernelkit.cli`` prints them,
+and only ``kernelkit.cli.main`` turns them into exit codes, through :func:`exit_code`.
+
+Every exception class kernelkit defines lives here. Errors from other code (``OSError``, JSON and
+TOML decoding, ``subprocess``, ``huggingface_hub``) are turned into these where kernelkit meets
+that code (reading a file, running a command, calling the Hub), so a caller catches
+:class:`KernelkitError` and a user sees one line that names the file, field or variant.
+
+Exit codes (documented for users in ``docs/cli.md``, "Exit codes"):
+
+====  ==================  ==============================================================
+code  name                raised for
+====  ==================  ==============================================================
+0     OK                  success
+1     ERROR               any other :class:`KernelkitError` or ``OSError``; a check that
+                          found errors, or no variant that fits
+2     USAGE               :class:`UsageError` (and argparse's own argument errors)
+3     NOT_FOUND           a kernel, revision, version, variant or module that is not there
+4     INTEGRITY           :class:`IntegrityError` (digest or lock hash mismatch)
+5     OFFLINE             :class:`OfflineError`: offline and not in the cache
+6     TRUST               :class:`TrustError`: a publisher the user has not trusted
+7     BUILD               :class:`BuildError`, :class:`NotBuildableError`
+8     INVALID_INPUT       a missing or malformed input file: build.toml, metadata.json,
+                          kernels.lock, a template, ``LOCAL_KERNELS``
+9     COMMAND             :class:`CommandError`: an external command (cmake, git, pip) failed
+130   INTERRUPTED         Ctrl-C
+====  ==================  ==============================================================
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,11 +135,48 @@ class NotBuildableError(KernelkitError):
 
 
 class VariantNotInMatrixError(NotBuildableError):
-    """A variant name that the kernel's supported matrix does not build on this machine."""
+    """A variant was asked for that the kernel's build matrix does not build on this machine;
+    ``known`` lists the ones it does."""
 
     def __init__(self, variant: str, known: list[str]) -> None:
+        self.variant = variant
+        self.known = list(known)
         super().__init__(variant, "the kernel does not build this variant on this machine",
                          hint="one of: " + ", ".join(known) if known else "no variants at all")
+
+
+class ElfReadError(KernelkitError):
+    """The file is not a readable ELF shared library."""
+
+
+# --- artifacts and scaffolding ----------------------------------------------------------------
+
+
+class MetadataError(KernelkitError):
+    """A variant's ``metadata.json`` is missing or invalid."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{path}: invalid metadata.json: {problem}",
+                         hint="rebuild the variant with `kernelkit build`")
+
+
+class TemplateError(KernelkitError):
+    """A scaffold template is malformed or uses a placeholder nobody defines."""
+
+
+class ScaffoldExistsError(KernelkitError):
+    """Some of the files ``init`` would write already exist; nothing was written."""
+
+    def __init__(self, dest: Path, existing: Sequence[str]) -> None:
+        self.dest = dest
+        self.existing = list(existing)
+        listing = "\n".join(f"  - {p}" for p in self.existing)
+        super().__init__(
+            f"{dest}: {len(self.existing)} file(s) already exist and would be overwritten:\n"
+            f"{listing}",
+            hint="pass --overwrite (overwrite=True) to replace them, or choose another directory",
+        )
 
 
 # --- integrity ------------------------------------------------------------------------------
@@ -172,6 +236,18 @@ class Rejection:
     reason: str
 
 
+class InvalidBackendError(KernelkitError, ValueError):
+    """``backend=`` names a backend this machine cannot use (a ``ValueError``, as upstream)."""
+
+    def __init__(self, backend: str, supported: list[str]) -> None:
+        self.backend = backend
+        self.supported = supported
+        super().__init__(
+            f"Invalid backend {backend!r}, system supported backends: {', '.join(supported)}",
+            hint="pass one of the supported backends, or leave `backend` unset to auto-detect",
+        )
+
+
 class VariantNotFoundError(KernelkitError):
     """No variant of a kernel fits this machine; lists every variant with why it was rejected."""
 
@@ -204,6 +280,26 @@ class LockError(KernelkitError):
     """A lock file is missing, malformed, or does not match what was downloaded."""
 
 
+class KernelNotLockedError(LockError, ValueError):
+    """A kernel is not in the lock file (a ``ValueError`` too, as upstream raises)."""
+
+
+class LockMismatchError(IntegrityError, LockError):
+    """The files of a variant do not hash to the value in ``kernels.lock``."""
+
+
+class KernelNotFoundError(KernelkitError, FileNotFoundError):
+    """A local path holds no kernel (a ``FileNotFoundError``, as upstream)."""
+
+
+class KernelModuleNotFoundError(KernelkitError, FileNotFoundError):
+    """A variant directory has no ``__init__.py`` (flat) nor ``<python_name>/__init__.py``."""
+
+
+class LocalKernelsError(KernelkitError, ValueError):
+    """``LOCAL_KERNELS`` is malformed (a ``ValueError``, as upstream)."""
+
+
 # --- layers (kernelize) -----------------------------------------------------------------------
 
 
@@ -223,3 +319,65 @@ class KernelDependencyError(KernelkitError, ImportError):
 
 class UnsupportedDependencyError(KernelkitError, ValueError):
     """A kernel's ``python-depends`` names an id that is not in the curated table."""
+
+
+# --- command line -------------------------------------------------------------------------------
+
+
+class UsageError(KernelkitError):
+    """A command was called with arguments that cannot work together (exit code 2, as argparse
+    uses for the errors it finds itself)."""
+
+
+# --- exit codes ---------------------------------------------------------------------------------
+
+
+class ExitCode(enum.IntEnum):
+    """What the ``kernelkit`` command returns; the table is in the module docstring."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    NOT_FOUND = 3
+    INTEGRITY = 4
+    OFFLINE = 5
+    TRUST = 6
+    BUILD = 7
+    INVALID_INPUT = 8
+    COMMAND = 9
+    INTERRUPTED = 130
+
+
+# Most specific first is not needed: :func:`exit_code` walks the error's MRO, so the nearest
+# listed base class wins (``LockMismatchError`` is an integrity error before a lock error).
+EXIT_CODES: dict[type[KernelkitError], ExitCode] = {
+    UsageError: ExitCode.USAGE,
+    RevisionNotFoundError: ExitCode.NOT_FOUND,
+    VariantNotFoundError: ExitCode.NOT_FOUND,
+    KernelNotFoundError: ExitCode.NOT_FOUND,
+    KernelModuleNotFoundError: ExitCode.NOT_FOUND,
+    KernelNotLockedError: ExitCode.NOT_FOUND,
+    IntegrityError: ExitCode.INTEGRITY,
+    OfflineError: ExitCode.OFFLINE,
+    TrustError: ExitCode.TRUST,
+    BuildError: ExitCode.BUILD,
+    NotBuildableError: ExitCode.BUILD,
+    CommandError: ExitCode.COMMAND,
+    ManifestError: ExitCode.INVALID_INPUT,
+    MetadataError: ExitCode.INVALID_INPUT,
+    LockError: ExitCode.INVALID_INPUT,
+    TemplateError: ExitCode.INVALID_INPUT,
+    LocalKernelsError: ExitCode.INVALID_INPUT,
+}
+
+
+def exit_code(exc: BaseException) -> ExitCode:
+    """The exit code for ``exc``: its nearest class in :data:`EXIT_CODES`, ``ERROR`` for any
+    other kernelkit error or ``OSError``, ``INTERRUPTED`` for Ctrl-C."""
+    if isinstance(exc, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED
+    for cls in type(exc).__mro__:
+        code = EXIT_CODES.get(cls)
+        if code is not None:
+            return code
+    return ExitCode.ERROR

@@ -111,7 +111,7 @@ def test_project_tests_pass_against_the_build(built: Path) -> None:
     assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1]
 
 
-@pytest.fixture()
+@pytest.fixture
 def hub_repo(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LayerRepository:
     from kernelkit.hub.local import LocalGitHub
     from kernelkit.hub.publish import upload

@@ -242,8 +242,8 @@ def test_cuda_build_capability_9_0(tmp_path: Path, cuda_torch_python: Path) -> N
     project = copy_project(tmp_path / "addone")
     results = build(project, python=python, backends=["cuda"], cuda_capabilities=["9.0"])
     assert [r.variant for r in results] == [
-        f"torch{env.torch_release.replace('.', '')[:3]}-cxx11-cu"
-        f"{env.cuda.replace('.', '')}-x86_64-linux"]
+        (f"torch{env.torch_release.replace('.', '')[:3]}-cxx11-cu"
+        f"{env.cuda.replace('.', '')}-x86_64-linux")]
     result = results[0]
     meta = Metadata.read(result.path / "metadata.json")
     assert meta.backend == "cuda" and meta.archs == ("9.0",)

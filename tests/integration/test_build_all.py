@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from kernelkit.errors import ExitCode
+
 ADDONE = Path(__file__).resolve().parents[1] / "data" / "projects" / "addone"
 CPU = "torch213-cxx11-cpu-x86_64-linux"
 CUDA = "torch214-cxx11-cu130-x86_64-linux"
@@ -49,7 +51,7 @@ def test_dry_run_json_plan(tmp_path: Path) -> None:
 
 def test_variant_pattern_matching_nothing(tmp_path: Path) -> None:
     proc = kernelkit("build", str(ADDONE), "--variant", "torch999-*", envs=tmp_path)
-    assert proc.returncode == 1 and "no variant of the kernel matches" in proc.stderr
+    assert proc.returncode == ExitCode.BUILD and "no variant of the kernel matches" in proc.stderr
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from kernelkit.builder.toolchain_lock import (
     ToolchainLock,
     lock_target,
 )
-from kernelkit.errors import CommandError, IntegrityError, LockError
+from kernelkit.errors import CommandError, ExitCode, IntegrityError, LockError
 from kernelkit.manifest import load_manifest
 from kernelkit.variants.matrix import BuildTarget, targets_for
 
@@ -108,7 +108,7 @@ def test_create_delete_recreate_from_lock(tmp_path: Path, target: BuildTarget,
     bumped = tuple(dataclasses.replace(w, version="0.0.1") if w.name == "filelock" else w
                    for w in entry.wheels)
     drifted = dataclasses.replace(spec, locked=dataclasses.replace(entry, wheels=bumped))
-    with pytest.raises(LockError, match="filelock: locked 0.0.1, installed"):
+    with pytest.raises(LockError, match=r"filelock: locked 0.0.1, installed"):
         ensure_env(drifted, tmp_path)
 
 
@@ -119,7 +119,7 @@ def test_tampered_lock_fails_before_installing(tmp_path: Path, target: BuildTarg
                       for w in entry.wheels)
     spec = env_spec(target, base_python=Path(sys.executable),
                     locked=dataclasses.replace(entry, wheels=bad_torch))
-    with pytest.raises(IntegrityError, match="torch-2.13.0"):
+    with pytest.raises(IntegrityError, match=r"torch-2.13.0"):
         ensure_env(spec, tmp_path)
     assert [p for p in tmp_path.iterdir() if p.name != ".locks"] == []
 
@@ -132,7 +132,7 @@ def test_tampered_lock_fails_before_installing(tmp_path: Path, target: BuildTarg
                        for w in entry.wheels)
     spec = env_spec(target, base_python=Path(sys.executable),
                     locked=dataclasses.replace(entry, wheels=bad_remote))
-    with pytest.raises(CommandError, match="(?i)hash"):
+    with pytest.raises(CommandError, match=r"(?i)hash"):
         ensure_env(spec, tmp_path / "envs", log_path=tmp_path / "pip.log")
     assert [p for p in (tmp_path / "envs").iterdir() if p.name != ".locks"] == []
     assert "Successfully installed" not in (tmp_path / "pip.log").read_text()
@@ -151,7 +151,7 @@ def test_cli_refuses_a_tampered_lock(tmp_path: Path, lock: ToolchainLock) -> Non
         [sys.executable, "-m", "kernelkit", "shell", str(project), "--variant", VARIANT,
          "--exec", "python", "-c", "print('inside')"],
         env={**os.environ, "KERNELKIT_ENVS": str(envs)}, capture_output=True, text=True)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.INTEGRITY
     assert "integrity check failed" in proc.stderr and "nothing was installed" in proc.stderr
     assert "inside" not in proc.stdout
     assert not any(p.name.startswith(VARIANT) for p in envs.iterdir()) if envs.exists() else True

@@ -30,7 +30,7 @@ def remote_git(remote_root: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture()
+@pytest.fixture
 def remote_root(tmp_path: Path) -> Path:
     return tmp_path / "remote"
 

@@ -110,7 +110,7 @@ class HubDouble(BaseHTTPRequestHandler):
     def _tree(self, repo: str, rev: str, path: str, query: dict[str, list[str]]) -> None:
         sha = self._resolve(repo, rev)
         if sha is None:
-            return
+            return None
         recursive = query.get("recursive", ["false"])[0].lower() == "true"
         files = self.store.list_files(repo, sha, path)
         if path and not files:
@@ -131,7 +131,7 @@ class HubDouble(BaseHTTPRequestHandler):
     def _file(self, repo: str, rev: str, path: str) -> None:
         sha = self._resolve(repo, rev)
         if sha is None:
-            return
+            return None
         data = self.store.read_file(repo, sha, path)
         if data is None:
             return self._error(404, "EntryNotFound")
@@ -189,7 +189,7 @@ class HubDouble(BaseHTTPRequestHandler):
             return self.store.publish(repo, branch, files, delete_prefixes=deletes)
 
 
-@pytest.fixture()
+@pytest.fixture
 def endpoint(tmp_path: Path) -> Iterator[tuple[str, LocalGitHub]]:
     store = LocalGitHub(tmp_path / "double-store")
     handler = type("Handler", (HubDouble,), {"store": store})
@@ -203,7 +203,7 @@ def endpoint(tmp_path: Path) -> Iterator[tuple[str, LocalGitHub]]:
         server.server_close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def hf_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -257,8 +257,13 @@ def test_stale_parent_commit_is_rejected(endpoint: tuple[str, LocalGitHub], tmp_
     store.publish(REPO, "v1", {"b": tmp_path / "a"})  # someone else moves the branch
     from huggingface_hub import CommitOperationAdd
 
-    with pytest.raises(HubError):
-        with hub._errors(REPO, "v1"):
-            hub.api.create_commit(REPO, [CommitOperationAdd("c", str(tmp_path / "a"))],
-                                  commit_message="m", repo_type="kernel", revision="v1",
-                                  parent_commit=first)
+    with pytest.raises(HubError), hub._errors(REPO, "v1"):
+        hub.api.create_commit(REPO, [CommitOperationAdd("c", str(tmp_path / "a"))],
+                              commit_message="m", repo_type="kernel", revision="v1",
+                              parent_commit=first)
+
+
+def test_unreachable_endpoint_is_a_hub_error() -> None:
+    # the real huggingface_hub client against a closed local port (nothing listens on 9)
+    with pytest.raises(HubError, match="cannot reach"):
+        HuggingFaceHub(endpoint="http://127.0.0.1:9").list_refs("org/name")

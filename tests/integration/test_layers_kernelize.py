@@ -156,7 +156,7 @@ def scoped_mapping() -> Any:
         yield
 
 
-@pytest.fixture()
+@pytest.fixture
 def kernel_dir(tmp_path: Path) -> Path:
     return make_layer_kernel(tmp_path / "act")
 
@@ -255,7 +255,7 @@ def test_mode_unsupported_by_the_layer_falls_back(kernel_dir: Path, caplog: Any)
         kernelize(model, mode=Mode.INFERENCE | Mode.TORCH_COMPILE)
     assert "forward" not in model[1].__dict__
     assert any("does not support torch.compile" in r.getMessage() for r in caplog.records)
-    with pytest.raises(KernelMappingError, match="does not support mode INFERENCE|TORCH_COMPILE"):
+    with pytest.raises(KernelMappingError, match=r"does not support mode INFERENCE|TORCH_COMPILE"):
         kernelize(model, mode=Mode.INFERENCE | Mode.TORCH_COMPILE, use_fallback=False)
 
 
@@ -329,7 +329,7 @@ def test_device_is_required_without_parameters(kernel_dir: Path) -> None:
 # --- hub repositories -----------------------------------------------------------------------
 
 
-@pytest.fixture()
+@pytest.fixture
 def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     from kernelkit.hub.local import LocalGitHub
 
@@ -354,8 +354,8 @@ def test_layer_repository_from_a_local_hub(hub_env: dict[str, Any]) -> None:
         kernelize(model, mode=Mode.INFERENCE)
     torch.testing.assert_close(model(x), expected)
     assert calls(model)
-    assert str(repo) == f"`kernels-community/act-demo` (revision: {hub_env['sha']}), " \
-                        "layer `SiluAndMul`"
+    assert str(repo) == (f"`kernels-community/act-demo` (revision: {hub_env['sha']}), "
+                         "layer `SiluAndMul`")
 
 
 def test_untrusted_layer_repository_is_refused(hub_env: dict[str, Any]) -> None:

@@ -66,7 +66,7 @@ def publish_dir(hub: LocalGitHub, repo_id: str, branch: str, build: Path) -> str
     return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
 
 
-@pytest.fixture()
+@pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     hub = LocalGitHub(tmp_path / "hub")
     cache = tmp_path / "cache"
@@ -162,7 +162,7 @@ def test_unknown_extra_file_is_an_integrity_error(env: dict[str, Any]) -> None:
     vdir = make_variant(build, HOST, uid=uid())
     (vdir / "sneaky.py").write_text("import os\n")
     commit = publish_dir(hub, REPO, "v1", build)
-    with pytest.raises(IntegrityError, match="sneaky.py"):
+    with pytest.raises(IntegrityError, match=r"sneaky.py"):
         api.install_kernel(REPO, revision=commit, hub=hub)
 
 
@@ -267,9 +267,9 @@ def test_has_kernel_and_argument_errors(env: dict[str, Any]) -> None:
     assert not api.has_kernel(REPO, version=2, hub=hub)
     with pytest.raises(ValueError, match="Version 9 not found, available versions: 1, 2"):
         api.has_kernel(REPO, version=9, hub=hub)
-    with pytest.raises(ValueError, match="Only one of `revision` or `version` must be specified."):
+    with pytest.raises(ValueError, match=r"Only one of `revision` or `version` must be specified."):
         api.get_kernel(REPO, revision="v1", version=1, hub=hub)
-    with pytest.raises(ValueError, match="A kernel version or revision must be specified."):
+    with pytest.raises(ValueError, match=r"A kernel version or revision must be specified."):
         api.get_kernel(REPO, hub=hub)
     counting = CountingHub(hub)
     with pytest.raises(InvalidBackendError, match="Invalid backend 'xpu'"):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kernelkit.errors import ExitCode
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.variants.host import detect_system
 from tests.helpers import make_variant
@@ -44,5 +45,5 @@ def test_variants_hub_and_local(tmp_path: Path) -> None:
 
     out = kernelkit("variants", "acme/demo", "--version", "3", "--hub", str(tmp_path / "hub"),
                     env=env)
-    assert out.returncode == 1
+    assert out.returncode == ExitCode.NOT_FOUND
     assert "Version 3 not found, available versions: 1" in out.stderr

@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from kernelkit.hub.local import LocalGitHub  # noqa: E402
-from kernelkit.loader.cache import RepoCache  # noqa: E402
-from kernelkit.variants.host import detect_system  # noqa: E402
-from tests.helpers import make_variant  # noqa: E402
+from kernelkit.hub.local import LocalGitHub
+from kernelkit.loader.cache import RepoCache
+from kernelkit.variants.host import detect_system
+from tests.helpers import make_variant
 
 REPO = "kernels-community/demo"
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -50,7 +50,7 @@ def run_py(code: str, env: dict[str, str], timeout: float = 120) -> str:
     return out.stdout
 
 
-@pytest.fixture()
+@pytest.fixture
 def published(tmp_path: Path) -> dict[str, Any]:
     hub = LocalGitHub(tmp_path / "hub")
     build = tmp_path / "build"

@@ -43,7 +43,7 @@ def publish_release(hub: LocalGitHub, tmp: Path, repo: str, tag: str, factor: fl
     return commit
 
 
-@pytest.fixture()
+@pytest.fixture
 def released(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A hub with the RELEASES of a fresh repository (its branch ``main`` = ``v1.1.0``)."""
     for var in ("LOCAL_KERNELS", *OFFLINE_VARS, "KERNELKIT_TRUSTED_PUBLISHERS"):
@@ -90,7 +90,7 @@ def test_specifier_picks_newest_matching_release(released: dict[str, Any], spec:
                                                  tag: str) -> None:
     repo, commits = released["repo"], released["commits"]
     module = api.get_kernel(repo, version=spec)
-    assert module.VERSION_TAG == tag
+    assert tag == module.VERSION_TAG
     assert factor_of(module) == pytest.approx(RELEASES[tag])
     assert api.install_kernel(repo, version=spec).parent.parent.name == commits[tag]
     assert api.has_kernel(repo, version=spec)
@@ -162,7 +162,7 @@ def test_offline_after_kernelkit_download(released: dict[str, Any],
     assert api.get_kernel(repo, revision="v1") is module
     assert api.get_kernel(repo, revision="v1.2.3") is module
     assert api.get_kernel(repo, revision=commits["v1.2.3"]) is module
-    with pytest.raises(OfflineError, match="version '~=1.1.0' of"):  # v1.1.0 was not downloaded
+    with pytest.raises(OfflineError, match=r"version '~=1.1.0' of"):  # v1.1.0 was not downloaded
         api.get_kernel(repo, version="~=1.1.0")
     assert not gone.exists()
 

@@ -11,10 +11,10 @@ import pytest
 
 from kernelkit.errors import LockError
 from kernelkit.hub.local import LocalGitHub
+from kernelkit.loader.versions import VersionNotFoundError
 from kernelkit.lock.hashing import hash_variant_dir
 from kernelkit.lock.lockfile import read_locks
 from kernelkit.lock.project import lock_project, read_dependencies
-from kernelkit.lock.versions import VersionNotFoundError
 from tests.helpers import make_variant
 
 REPO = "acme/demo"
@@ -101,12 +101,12 @@ def test_missing_table_and_bad_values_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(LockError, match=r"no \[tool.kernels.dependencies\] table"):
         read_dependencies(proj)
     write_project(proj, '"acme/demo" = 1.5\n')
-    with pytest.raises(LockError, match="acme/demo.*must be a major version"):
+    with pytest.raises(LockError, match=r"acme/demo.*must be a major version"):
         read_dependencies(proj)
     write_project(proj, '"demo" = 1\n')
     with pytest.raises(LockError, match="'org/name'"):
         read_dependencies(proj)
-    with pytest.raises(LockError, match="no pyproject.toml"):
+    with pytest.raises(LockError, match=r"no pyproject.toml"):
         read_dependencies(tmp_path / "nothing")
 
 
@@ -114,6 +114,6 @@ def test_unmatched_version_lists_what_exists(tmp_path: Path) -> None:
     hub = LocalGitHub(tmp_path / "hub")
     publish(hub, tmp_path, "v1", 1.0, tag="v1.0.0")
     proj = write_project(tmp_path / "app", f'"{REPO}" = "~=2.0"\n')
-    with pytest.raises(VersionNotFoundError, match="available release tags: v1.0.0"):
+    with pytest.raises(VersionNotFoundError, match=r"available release tags: v1.0.0"):
         lock_project(proj, hub)
     assert not (proj / "kernels.lock").exists()

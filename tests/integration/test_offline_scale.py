@@ -11,7 +11,7 @@ import pytest
 
 from kernelkit.errors import OfflineError
 from kernelkit.hub.local import LocalGitHub
-from kernelkit.lock.offline import record_refs, select_offline
+from kernelkit.loader.offline import record_refs, select_offline
 from tests.helpers import make_variant
 
 REPO = "acme/scale"

@@ -27,14 +27,14 @@ CPU = "torch213-cxx11-cpu-x86_64-linux"
 CUDA = "torch213-cxx11-cu130-x86_64-linux"
 
 
-@pytest.fixture()
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     proj = tmp_path / "demo"
     shutil.copytree(DATA, proj)
     return proj
 
 
-@pytest.fixture()
+@pytest.fixture
 def hub(tmp_path: Path) -> LocalGitHub:
     return LocalGitHub(tmp_path / "hub")
 
@@ -133,7 +133,7 @@ def test_tampered_tree_is_refused(project: Path, hub: LocalGitHub) -> None:
     assert not hub.repo_exists(REPO)
     (vdir / "_ops.py").unlink()
     (vdir / "extra.py").write_text("")
-    with pytest.raises(IntegrityError, match="extra.py"):
+    with pytest.raises(IntegrityError, match=r"extra.py"):
         upload(project, hub)
 
 

@@ -73,7 +73,7 @@ def test_metadata_key_order_and_round_trip(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "patch, fragment",
+    ("patch", "fragment"),
     [
         ({"name": "Bad_Name"}, "not a valid kernel name"),
         ({"version": "1"}, "'version' must be a int"),
@@ -123,3 +123,24 @@ def test_atomic_write_gives_normal_permissions(tmp_path: Path) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
     assert target.read_text() == "{}"
     assert [p.name for p in tmp_path.iterdir()] == ["metadata.json"]  # no temp file left
+
+
+def test_discover_variants_is_the_one_variant_finder(tmp_path: Path) -> None:
+    from kernelkit.artifact.layout import discover_variants
+
+    cpu = tmp_path / "build" / "torch213-cxx11-cpu-x86_64-linux"
+    cpu.mkdir(parents=True)  # named like a variant: counts without metadata.json
+    other = tmp_path / "build" / "custom"
+    other.mkdir()
+    (other / "metadata.json").write_text("{}")  # holds metadata.json: counts
+    (tmp_path / "build" / ".tmp-torch213-cxx11-cpu-x86_64-linux").mkdir()  # hidden: never
+    (tmp_path / "build" / "notes").mkdir()  # neither: never
+    tree = discover_variants(tmp_path)
+    assert tree is not None
+    assert tree.root == tmp_path / "build"
+    assert tree.names == ["custom", "torch213-cxx11-cpu-x86_64-linux"]
+    assert discover_variants(tmp_path / "build") == tree
+    assert discover_variants(other) is None
+    single = discover_variants(other, include_self=True)
+    assert single is not None and single.variants == (other,)
+    assert discover_variants(tmp_path / "missing") is None

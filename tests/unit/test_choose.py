@@ -223,7 +223,7 @@ BEST_CASES = [
 
 
 @pytest.mark.parametrize(
-    "system,names,expected", [c[1:] for c in BEST_CASES], ids=[c[0] for c in BEST_CASES]
+    ("system", "names", "expected"), [c[1:] for c in BEST_CASES], ids=[c[0] for c in BEST_CASES]
 )
 def test_best_variant(system: System, names: list[str], expected: str | None) -> None:
     decisions = rank_variants(names, system)
@@ -329,7 +329,7 @@ REASONS = [
 
 
 @pytest.mark.parametrize(
-    "system,name,reason", REASONS, ids=[r[1] + "@" + r[0].compute_tag for r in REASONS]
+    ("system", "name", "reason"), REASONS, ids=[r[1] + "@" + r[0].compute_tag for r in REASONS]
 )
 def test_rejection_reason(system: System, name: str, reason: str) -> None:
     assert rejection_reason(parse_variant(name), system) == reason

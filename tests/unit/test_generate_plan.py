@@ -93,7 +93,7 @@ def test_cuda_minver_skips_component() -> None:
 
 def test_toolkit_must_match_torch() -> None:
     old = dataclasses.replace(TOOLKIT, version="12.8")
-    with pytest.raises(NotBuildableError, match="12.8 but torch was built with CUDA 13.0"):
+    with pytest.raises(NotBuildableError, match=r"12.8 but torch was built with CUDA 13.0"):
         plan_variant(manifest(), CUDA_ENV, "cuda", "u", toolkit=old)
     with pytest.raises(NotBuildableError, match="no CUDA toolkit"):
         plan_variant(manifest(), CUDA_ENV, "cuda", "u", toolkit=None)
@@ -106,7 +106,7 @@ def test_backends_that_cannot_be_built() -> None:
         'backends = ["cpu", "cuda"]', 'backends = ["cpu", "cuda", "rocm"]'))
     with pytest.raises(NotBuildableError, match="not buildable on this machine"):
         plan_variant(rocm, CPU_ENV, "rocm", "u")
-    with pytest.raises(KernelkitError, match="not in general.backends"):
+    with pytest.raises(KernelkitError, match=r"not in general.backends"):
         plan_variant(manifest(), CPU_ENV, "xpu", "u")
 
 

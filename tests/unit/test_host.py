@@ -38,7 +38,7 @@ def test_detect_backend_override() -> None:
 
 
 @pytest.mark.parametrize(
-    "backend,ok", [("cpu", True), ("cuda", True), ("rocm", False), ("metal", False)]
+    ("backend", "ok"), [("cpu", True), ("cuda", True), ("rocm", False), ("metal", False)]
 )
 def test_select_backend_on_cuda(backend: str, ok: bool) -> None:
     cuda = System((2, 13), True, "cuda", (12, 8), "x86_64", "linux")
@@ -73,9 +73,9 @@ def test_detect_cuda_torch_without_gpu(cuda_torch_python: Path) -> None:
             [
                 cu_python,
                 "-c",
-                "import sys; sys.path.insert(0, sys.argv[1]);"
+                ("import sys; sys.path.insert(0, sys.argv[1]);"
                 "from kernelkit.variants.host import detect_system; s = detect_system();"
-                "print(s.backend, s.compute_tag, s.torch_version)",
+                "print(s.backend, s.compute_tag, s.torch_version)"),
                 _src(),
             ],
             capture_output=True,
@@ -123,3 +123,22 @@ def test_arch_variant_name() -> None:
         "torch213-metal-aarch64-darwin"
     )
     assert System(None, None, "cpu", None, "x86_64", "linux").arch_variant() is None
+
+
+@pytest.mark.parametrize(("machine", "system", "expected"), [
+    ("AMD64", "Windows", ("x86_64", "windows")),
+    ("arm64", "Darwin", ("aarch64", "darwin")),
+    ("x86_64", "Linux", ("x86_64", "linux")),
+    ("aarch64", "Linux", ("aarch64", "linux")),
+])
+def test_normalize_platform(machine: str, system: str, expected: tuple[str, str]) -> None:
+    from kernelkit.variants.host import normalize_platform
+
+    assert normalize_platform(machine, system) == expected
+
+
+def test_host_platform_matches_the_detected_system() -> None:
+    from kernelkit.variants.host import detect_system, host_platform
+
+    s = detect_system()
+    assert host_platform() == f"{s.cpu}-{s.os}"

@@ -44,7 +44,7 @@ def test_layer_with_init_is_rejected() -> None:
         def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
             return x
 
-    with pytest.raises(KernelLayerError, match="must not override nn.Module constructor"):
+    with pytest.raises(KernelLayerError, match=r"must not override nn.Module constructor"):
         validate_layer(WithInit, Original, "repo")
 
 
@@ -78,7 +78,7 @@ def test_non_module_is_rejected() -> None:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             return x
 
-    with pytest.raises(KernelLayerError, match="not a torch.nn.Module"):
+    with pytest.raises(KernelLayerError, match=r"not a torch.nn.Module"):
         validate_layer(NotAModule, Original, "repo")
 
 
@@ -94,7 +94,7 @@ def test_mode_support_flags() -> None:
     assert unsupported_mode(Good, Mode.INFERENCE | Mode.TORCH_COMPILE) is None
     with pytest.raises(KernelMappingError, match="does not support backward"):
         validate_layer_for_mode(Good, Mode.TRAINING, "L", "repo")
-    with pytest.raises(KernelMappingError, match="does not support torch.compile"):
+    with pytest.raises(KernelMappingError, match=r"does not support torch.compile"):
         validate_layer_for_mode(Plain, Mode.INFERENCE | Mode.TORCH_COMPILE, "L", "repo")
     validate_layer_for_mode(Plain, Mode.FALLBACK, "L", "repo")  # fallback is never rejected
 

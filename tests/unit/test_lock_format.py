@@ -15,7 +15,7 @@ from kernelkit.lock.lockfile import (
     KernelLock,
     VariantLock,
     dumps_locks,
-    find_lock,
+    lock_entry,
     parse_locks,
     read_locks,
     write_locks,
@@ -28,7 +28,7 @@ def test_upstream_lockfile_round_trips_byte_for_byte() -> None:
     text = (DATA / "kernels.lock").read_text()
     locks = parse_locks(text)
     assert [lock.repo_id for lock in locks] == ["kernels-community/relu", "kernels-test/versions"]
-    lock = find_lock(locks, "kernels-test/versions")
+    lock = lock_entry(locks, "kernels-test/versions")
     assert lock is not None and lock.sha == "f609e51b856b3d874b0ae8445913e200f02c1735"
     assert lock.variants["torch-cpu"] == VariantLock(
         "sha256-d9fced49c3beeb47ce5b996c28f760bec579cf444f9fe1040725686b13b1336e")
@@ -63,7 +63,7 @@ def test_malformed_lockfiles_are_refused(text: str, message: str) -> None:
 
 
 def test_missing_lockfile_says_how_to_create_it(tmp_path: Path) -> None:
-    with pytest.raises(LockError, match="No kernels.lock file found") as info:
+    with pytest.raises(LockError, match=r"No kernels.lock file found") as info:
         read_locks(tmp_path / "kernels.lock")
     assert "kernelkit lock" in str(info.value)
 

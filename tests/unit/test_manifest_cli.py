@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernelkit.cli.main import main
+from kernelkit.errors import ExitCode
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "manifests"
 
@@ -39,7 +40,7 @@ def test_check_config_defaults_to_the_current_directory(
 def test_check_config_reports_every_problem(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(DATA / "several_problems.toml", tmp_path / "build.toml")
-    assert main(["check-config", str(tmp_path)]) == 1
+    assert main(["check-config", str(tmp_path)]) == ExitCode.INVALID_INPUT
     out, err = capsys.readouterr()
     assert out == ""
     assert "10 problems found" in err
@@ -50,7 +51,7 @@ def test_check_config_missing_sources_and_the_opt_out(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = img2gray_project(tmp_path)
     (project / "img2gray_cuda" / "img2gray.cu").unlink()
-    assert main(["check-config", str(project)]) == 1
+    assert main(["check-config", str(project)]) == ExitCode.INVALID_INPUT
     assert "kernel.img2gray.src[0]: source file `img2gray_cuda/img2gray.cu`" in \
         capsys.readouterr().err
     assert main(["check-config", "--no-check-sources", str(project)]) == 0
@@ -66,13 +67,13 @@ def test_check_config_v4_warns(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_check_config_v3_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(DATA / "v3.toml", tmp_path / "build.toml")
-    assert main(["check-config", str(tmp_path)]) == 1
+    assert main(["check-config", str(tmp_path)]) == ExitCode.INVALID_INPUT
     assert "run `kernelkit update-build`" in capsys.readouterr().err
 
 
 def test_check_config_without_build_toml(tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check-config", str(tmp_path)]) == 1
+    assert main(["check-config", str(tmp_path)]) == ExitCode.INVALID_INPUT
     assert "kernelkit init" in capsys.readouterr().err
 
 
@@ -89,5 +90,5 @@ def test_update_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_update_build_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(DATA / "v3_no_license.toml", tmp_path / "build.toml")
-    assert main(["update-build", str(tmp_path)]) == 1
+    assert main(["update-build", str(tmp_path)]) == ExitCode.INVALID_INPUT
     assert "general.license" in capsys.readouterr().err

@@ -110,7 +110,7 @@ def test_the_message_names_file_line_field_and_count() -> None:
     assert lines == sorted(lines), "problems are listed in file order"
 
 
-@pytest.mark.parametrize("text, line", [
+@pytest.mark.parametrize(("text", "line"), [
     ('[general]\nname = "x"\nversion = 1.2.3\n', 3),
     ('[general]\nname = "x\nversion = 1\n', 2),
     ('[general]\nname = "x"\n\n[general]\n', 4),
@@ -139,7 +139,7 @@ def test_missing_general_table() -> None:
     assert "edition" in fields  # a top-level key that belongs in [general]
 
 
-@pytest.mark.parametrize("edition, advice", [(4, "have no `edition` key"), (99, "upgrade")])
+@pytest.mark.parametrize(("edition", "advice"), [(4, "have no `edition` key"), (99, "upgrade")])
 def test_other_editions_are_refused(edition: int, advice: str) -> None:
     text = (DATA / "valid_img2gray.toml").read_text().replace("edition = 5",
                                                               f"edition = {edition}")

@@ -25,7 +25,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "manifests"
-VALID = sorted(DATA.glob("valid_*.toml")) + [DATA / "v4.toml"]
+VALID = [*sorted(DATA.glob("valid_*.toml")), DATA / "v4.toml"]
 
 V4_AS_V5 = '''\
 [general]

@@ -132,7 +132,7 @@ def test_backends_beyond_cpu_and_cuda_parse_without_complaint() -> None:
 # --- versions (spec §1.3) -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, parts, shown", [
+@pytest.mark.parametrize(("text", "parts", "shown"), [
     ("2.11", (2, 11), "2.11"),
     ("12.8", (12, 8), "12.8"),
     ("2.0", (2,), "2"),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from kernelkit.artifact.layout import discover_variants
 from kernelkit.manifest.model import (
     BackendGeneral,
     General,
@@ -73,7 +74,7 @@ def test_local_configs_and_pins() -> None:
     assert darwin["torch213-cpu-aarch64-darwin"].pin.index_url is None  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("toolkit,first,last", [
+@pytest.mark.parametrize(("toolkit", "first", "last"), [
     ("13.0", "7.5", "12.1+PTX"), ("13.2", "7.5", "12.1+PTX"), ("12.8", "7.0", "12.0+PTX"),
     ("12.9", "7.0", "12.0+PTX"), ("12.6", "7.0", "9.0+PTX"), ("11.8", "7.0", "9.0+PTX"),
 ])
@@ -140,25 +141,31 @@ def test_tvm_ffi_only_configs_with_tvm_ffi() -> None:
                         "tvm-ffi01-cu130-x86_64-linux", "tvm-ffi01-cu132-x86_64-linux"]
 
 
+def _names(path: Path) -> list[str]:
+    tree = discover_variants(path)
+    return tree.names if tree else []
+
+
 def test_matrix_compliance(tmp_path: Path) -> None:
     m = manifest(("cpu", "cuda"), framework=TorchFramework(maxver=V("2.12")))
     build = tmp_path / "build"
     make_variant(build, "torch212-cxx11-cpu-x86_64-linux")
-    report = {(c.backend, c.system): c for c in matrix_compliance(tmp_path, m,
+    report = {(c.backend, c.system): c for c in matrix_compliance(_names(tmp_path), m,
                                                                   systems=["x86_64-linux"])}
     assert set(report) == {("cpu", "x86_64-linux"), ("cuda", "x86_64-linux")}
     cpu = report[("cpu", "x86_64-linux")]
     assert cpu.missing == ("torch213-cxx11-cpu-x86_64-linux",) and not cpu.compliant
     assert cpu.excluded_by_manifest == ("torch213-cxx11-cpu-x86_64-linux",)  # maxver 2.12
     make_variant(build, "torch213-cxx11-cpu-x86_64-linux")
-    again = {c.backend: c for c in matrix_compliance(build, m, systems=["x86_64-linux"])}
+    again = {c.backend: c for c in matrix_compliance(_names(build), m, systems=["x86_64-linux"])}
     assert again["cpu"].compliant and len(again["cuda"].missing) == 6
 
 
 def test_matrix_compliance_noarch(tmp_path: Path) -> None:
     m = manifest(("cpu", "cuda"), framework=TorchNoarch(), kernels=())
     make_variant(tmp_path / "build", "torch-cpu")
-    report = {c.backend: c for c in matrix_compliance(tmp_path, m, systems=["x86_64-linux"])}
+    report = {c.backend: c
+              for c in matrix_compliance(_names(tmp_path), m, systems=["x86_64-linux"])}
     assert report["cpu"].compliant and report["cuda"].missing == ("torch-cuda",)
 
 

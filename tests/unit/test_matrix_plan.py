@@ -24,7 +24,7 @@ CU214 = "torch214-cxx11-cu130-x86_64-linux"
 NVCC13 = CudaToolkit.of_nvcc(Path("/usr/local/cuda/bin/nvcc"), "13.0")
 
 
-@pytest.fixture()
+@pytest.fixture
 def addone() -> Manifest:
     return load_manifest(ADDONE)
 
@@ -88,7 +88,7 @@ def test_choose_cuda_toolkit() -> None:
     assert "system nvcc is 13.0" in other.reason
     none = choose_cuda_toolkit("13.2", None, load_matrix().toolkit_wheels_for("13.2"))
     assert none.source == "pip" and none.requirements[0] == "nvidia-cuda-nvcc==13.2.*"
-    with pytest.raises(NotBuildableError, match="CUDA 11.8"):
+    with pytest.raises(NotBuildableError, match=r"CUDA 11.8"):
         choose_cuda_toolkit("11.8", NVCC13, None)
 
 

@@ -72,7 +72,7 @@ def test_render_substitutes_and_leaves_other_braces() -> None:
 
 
 def test_render_unknown_placeholder_is_an_error() -> None:
-    with pytest.raises(TemplateError, match="undefined placeholder.*missing"):
+    with pytest.raises(TemplateError, match=r"undefined placeholder.*missing"):
         render("{{ missing }}", {"name": "x"}, where="t.tmpl")
 
 
@@ -188,7 +188,7 @@ def test_kernel_sources_pin_the_float_math() -> None:
 
 
 def test_unsupported_backend_is_refused() -> None:
-    with pytest.raises(TemplateError, match="no sources for backend.*rocm"):
+    with pytest.raises(TemplateError, match=r"no sources for backend.*rocm"):
         plan_project(backends=["rocm"])
     assert set(plan_project(backends=["all"])) == ALL_FILES
 
@@ -218,7 +218,7 @@ def test_broken_template_description_is_reported(tmp_path: Path) -> None:
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "template.toml").write_text(
         '[template]\nbackends = ["cpu"]\n[[file]]\nsrc = "missing.tmpl"\ndest = "x"\n')
-    with pytest.raises(TemplateError, match="missing.tmpl does not exist"):
+    with pytest.raises(TemplateError, match=r"missing.tmpl does not exist"):
         load_template("bad", tmp_path)
 
 

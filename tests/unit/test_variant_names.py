@@ -16,7 +16,7 @@ def test_xy() -> None:
 
 
 @pytest.mark.parametrize(
-    "args, expected",
+    ("args", "expected"),
     [
         (("2.13.0", "cpu", None, "x86_64", "linux"), "torch213-cxx11-cpu-x86_64-linux"),
         (("2.14.1", "cuda", "13.0", "x86_64", "linux"), "torch214-cxx11-cu130-x86_64-linux"),
@@ -56,3 +56,23 @@ def test_parse_fields() -> None:
 def test_parse_rejects(bad: str) -> None:
     with pytest.raises(ValueError, match="not a kernel variant name"):
         parse_variant(bad)
+
+
+def test_compute_tag_round_trips_through_the_one_prefix_table() -> None:
+    from kernelkit.variants.name import COMPUTE_PREFIXES, compute_tag
+
+    assert compute_tag("cuda", (13, 0)) == "cu130"
+    assert compute_tag("cpu", None) == "cpu"
+    assert compute_tag("metal", (1, 0)) == "metal"
+    for backend in COMPUTE_PREFIXES:
+        name = f"torch213-cxx11-{compute_tag(backend, (7, 1))}-x86_64-linux"
+        if backend == "xpu":
+            name = f"torch213-cxx11-{compute_tag(backend, (2025, 3))}-x86_64-linux"
+        assert parse_variant(name).backend == backend
+
+
+def test_is_variant_name() -> None:
+    from kernelkit.variants.name import is_variant_name
+
+    assert is_variant_name("torch213-cxx11-cpu-x86_64-linux")
+    assert not is_variant_name("build")

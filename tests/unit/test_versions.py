@@ -6,12 +6,12 @@ import pytest
 
 from kernelkit.errors import RevisionNotFoundError
 from kernelkit.hub.port import Refs
-from kernelkit.lock.versions import (
+from kernelkit.loader.versions import (
     VersionNotFoundError,
     VersionRequestError,
     describe_refs,
     parse_version_request,
-    select,
+    select_ref,
 )
 
 C = {n: (f"{n:02x}" * 20) for n in range(1, 14)}
@@ -40,14 +40,14 @@ REFS = Refs(
     ],
 )
 def test_specifier_picks_newest_matching_release(spec: str, tag: str) -> None:
-    sel = select(REFS, "acme/k", version=spec)
+    sel = select_ref(REFS, "acme/k", version=spec)
     assert sel.ref == tag
     assert sel.commit == REFS.tags[tag]
 
 
 def test_specifier_without_match_lists_release_tags() -> None:
     with pytest.raises(VersionNotFoundError) as info:
-        select(REFS, "acme/k", version=">=4")
+        select_ref(REFS, "acme/k", version=">=4")
     msg = str(info.value)
     assert "'>=4'" in msg and "acme/k" in msg
     assert "v1.0.0, v1.1.0, v1.2.3, v1.10.0, v2.0.0rc1, v2.0.0" in msg
@@ -56,15 +56,15 @@ def test_specifier_without_match_lists_release_tags() -> None:
 
 
 def test_major_version_is_the_branch() -> None:
-    sel = select(REFS, "acme/k", version=2)
+    sel = select_ref(REFS, "acme/k", version=2)
     assert (sel.ref, sel.commit, sel.newest_major) == ("v2", C[3], 10)
-    assert select(REFS, "acme/k", version=10).newest_major is None
-    assert select(REFS, "acme/k", version="10").ref == "v10"
+    assert select_ref(REFS, "acme/k", version=10).newest_major is None
+    assert select_ref(REFS, "acme/k", version="10").ref == "v10"
 
 
 def test_missing_major_uses_upstream_message() -> None:
     with pytest.raises(ValueError, match=r"^Version 0 not found, available versions: 1, 2, 10"):
-        select(REFS, "acme/k", version=0)
+        select_ref(REFS, "acme/k", version=0)
 
 
 @pytest.mark.parametrize(
@@ -72,28 +72,28 @@ def test_missing_major_uses_upstream_message() -> None:
     [("main", C[1]), ("v1.2.3", C[8]), ("nightly", C[12]), (C[5], C[5]), (C[5][:7], C[5])],
 )
 def test_revision_branch_tag_commit_and_short_id(revision: str, commit: str) -> None:
-    assert select(REFS, "acme/k", revision=revision).commit == commit
+    assert select_ref(REFS, "acme/k", revision=revision).commit == commit
 
 
 def test_unknown_full_commit_passes_through_and_unknown_name_fails() -> None:
     sha = "ab" * 20
-    assert select(REFS, "acme/k", revision=sha).commit == sha
+    assert select_ref(REFS, "acme/k", revision=sha).commit == sha
     with pytest.raises(RevisionNotFoundError, match="'nope' not found in acme/k; available: "
                        "feature, main, v1, v10, v2, nightly"):
-        select(REFS, "acme/k", revision="nope")
+        select_ref(REFS, "acme/k", revision="nope")
 
 
 def test_ambiguous_short_commit_is_refused() -> None:
     refs = Refs(branches={"a": "abcd" + "0" * 36, "b": "abcd" + "1" * 36})
     with pytest.raises(RevisionNotFoundError):
-        select(refs, "acme/k", revision="abcd")
+        select_ref(refs, "acme/k", revision="abcd")
 
 
 def test_request_errors_use_upstream_messages() -> None:
-    with pytest.raises(ValueError, match="Only one of `revision` or `version` must be specified."):
-        select(REFS, "acme/k", revision="main", version=1)
-    with pytest.raises(ValueError, match="^A kernel version or revision must be specified."):
-        select(REFS, "acme/k")
+    with pytest.raises(ValueError, match=r"Only one of `revision` or `version` must be specified."):
+        select_ref(REFS, "acme/k", revision="main", version=1)
+    with pytest.raises(ValueError, match=r"^A kernel version or revision must be specified."):
+        select_ref(REFS, "acme/k")
     with pytest.raises(VersionRequestError, match="neither a major version"):
         parse_version_request("latest please")
     with pytest.raises(VersionRequestError):

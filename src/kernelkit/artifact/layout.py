@@ -1,7 +1,11 @@
 """The ``build/<variant>/`` layout: find variants, and seal a variant directory.
 
-Variant discovery (upstream-builder.md §4.1): the first of ``<dir>/result``, ``<dir>/build``,
-``<dir>`` that has sub-directories holding a ``metadata.json``; those (sorted) are the variants.
+Variant discovery (upstream-builder.md §4.1), the one implementation every stage uses: the
+first of ``<dir>/result``, ``<dir>/build``, ``<dir>`` that has variant directories; those
+(sorted) are the variants. A variant directory is a non-hidden directory that holds a
+``metadata.json`` or is named like a variant (``torch210-cxx11-cu128-x86_64-linux``; a fresh
+checkout of a hub snapshot may lack the file). With ``include_self``, ``<dir>`` may itself be
+one variant (it holds a ``metadata.json``, or is named like one and holds ``__init__.py``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 
 from kernelkit.artifact.digest import Digest
 from kernelkit.artifact.metadata import Metadata
+from kernelkit.variants.name import is_variant_name
 
 
 @dataclass(frozen=True)
@@ -26,14 +31,24 @@ class BuildTree:
         return [v.name for v in self.variants]
 
 
+def is_variant_dir(path: Path) -> bool:
+    """A directory that is one variant of a build tree (see the module docstring)."""
+    return path.is_dir() and not path.name.startswith(".") and (
+        (path / "metadata.json").is_file() or is_variant_name(path.name))
+
+
 def _variant_dirs(base: Path) -> list[Path]:
-    if not base.is_dir():
+    try:
+        return sorted(p for p in base.iterdir() if is_variant_dir(p))
+    except OSError:  # missing, or not a directory
         return []
-    return sorted(p for p in base.iterdir() if p.is_dir() and (p / "metadata.json").is_file())
 
 
-def discover_variants(path: Path) -> BuildTree | None:
+def discover_variants(path: Path, *, include_self: bool = False) -> BuildTree | None:
     """Find the build tree at or under ``path``; ``None`` if there is none."""
+    if include_self and ((path / "metadata.json").is_file()
+                         or (is_variant_name(path.name) and (path / "__init__.py").exists())):
+        return BuildTree(path.parent, (path,))
     for base in (path / "result", path / "build", path):
         found = _variant_dirs(base)
         if found:

@@ -13,18 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.artifact.digest import Digest
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import MetadataError
 from kernelkit.util.fs import atomic_write_text
 
 _COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
 NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
-
-
-class MetadataError(KernelkitError):
-    def __init__(self, path: Path | str, problem: str) -> None:
-        self.path = str(path)
-        super().__init__(f"{path}: invalid metadata.json: {problem}",
-                         hint="rebuild the variant with `kernelkit build`")
 
 
 @dataclass(frozen=True)
@@ -109,21 +102,28 @@ class Metadata:
             raise MetadataError(source, str(exc)) from None
 
     @classmethod
+    def loads(cls, raw: bytes | str, source: Path | str = "metadata.json") -> Metadata:
+        """Parse the text of a ``metadata.json``; bad JSON is a ``MetadataError`` too."""
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise MetadataError(source, f"not valid JSON ({exc})") from None
+        return cls.from_json(data, source)
+
+    @classmethod
     def read(cls, path: Path) -> Metadata:
         try:
-            data = json.loads(path.read_bytes())
+            raw = path.read_bytes()
         except FileNotFoundError:
             raise MetadataError(path, "file not found") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise MetadataError(path, f"not valid JSON ({exc})") from None
-        return cls.from_json(data, path)
+        return cls.loads(raw, path)
 
 
 def _req(data: dict[str, Any], key: str, typ: type) -> Any:
     if key not in data:
         raise KeyError(f"missing required key {key!r}")
     val = data[key]
-    if typ is int and isinstance(val, bool) or not isinstance(val, typ):
+    if (typ is int and isinstance(val, bool)) or not isinstance(val, typ):
         raise TypeError(f"{key!r} must be a {typ.__name__}")
     return val
 

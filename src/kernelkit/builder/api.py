@@ -41,7 +41,7 @@ from kernelkit.generate.cuda_archs import parse_capabilities
 from kernelkit.generate.ids import GitState, git_state, unique_id
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.util.paths import default_compiler_cache_dir, default_envs_dir
-from kernelkit.variants.host import build_system
+from kernelkit.variants.host import host_platform
 from kernelkit.variants.matrix import targets_for
 
 __all__ = ["BuildEvent", "BuildResult", "BuildSettings", "MatrixPlan", "Outcome", "build",
@@ -107,12 +107,12 @@ def plan_build(project: Path, *, matrix: bool, patterns: Sequence[str] = (),
     if not matrix:
         torch = probe_python(Path(python) if python is not None else Path(sys.executable))
         machine = this_machine()
-        facts = HostFacts(build_system(), machine.cores,
+        facts = HostFacts(host_platform(), machine.cores,
                           memory_available=machine.memory_available)
         return manifest, plan_interpreter(manifest, torch, facts=facts, backends=backends,
                                           out_root=out_root, jobs=jobs,
                                           nvcc_threads=nvcc_threads, cuda_archs=archs)
-    here = build_system()
+    here = host_platform()
     facts = gather_facts(targets_for(manifest, system=system or here), system=here,
                          environ=settings.environ)
     plan = plan_matrix(manifest, facts, patterns=patterns, out_root=out_root, parallel=parallel,
@@ -207,7 +207,7 @@ def env_for_variant(project: Path, variant: str, *, update: bool = False,
                     envs_dir: Path | None = None) -> BuildEnv:
     """The (created if needed) pinned build environment of ``variant`` of ``project``."""
     manifest = load_manifest(project)
-    targets = {t.variant: t for t in targets_for(manifest, system=build_system())}
+    targets = {t.variant: t for t in targets_for(manifest, system=host_platform())}
     if variant not in targets:
         raise VariantNotInMatrixError(variant, sorted(targets))
     locked = find_toolchain_lock(manifest.root)

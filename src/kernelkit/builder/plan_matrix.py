@@ -75,8 +75,8 @@ class MatrixPlan:
 
     def render(self) -> str:
         threads = f", nvcc --threads {self.nvcc_threads}" if self.nvcc_threads > 1 else ""
-        lines = [f"build plan for {self.project} -> {self.out_root} "
-                 f"({self.parallel} at once, {self.jobs} jobs each{threads})"]
+        lines = [(f"build plan for {self.project} -> {self.out_root} "
+                 f"({self.parallel} at once, {self.jobs} jobs each{threads})")]
         for b in self.builds:
             mark = "build" if b.buildable else "skip "
             req = " (required)" if b.target.required else ""

@@ -162,7 +162,7 @@ def lock_problems(data: Any) -> list[str]:
         problems.append("kernelkit: missing or not a string")
     variants = data.get("variants")
     if not isinstance(variants, dict):
-        return problems + ["variants: missing or not an object"]
+        return [*problems, "variants: missing or not an object"]
     for name, raw in sorted(variants.items()):
         problems += _variant_problems(name, raw)
     return problems
@@ -216,7 +216,7 @@ def sha256_of_url(url: str) -> str:
     """Stream ``url`` (a local ``file://`` wheel or a remote one) and return its sha256 hex."""
     h = hashlib.sha256()
     local = file_url_path(url)
-    with (local.open("rb") if local else urllib.request.urlopen(url)) as fh:  # noqa: S310
+    with (local.open("rb") if local else urllib.request.urlopen(url)) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -268,7 +268,7 @@ def index_reachable(url: str, timeout: float = 5.0) -> bool:
     if url.startswith("file:"):
         return file_url_path(url) is not None and bool(file_url_path(url).exists())  # type: ignore[union-attr]
     try:
-        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)  # noqa: S310
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)
     except urllib.error.HTTPError:
         return True
     except (urllib.error.URLError, OSError, ValueError):
@@ -418,12 +418,12 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
     entries of other variants are kept when only some are re-locked."""
     from kernelkit.builder.plan_matrix import select_targets
     from kernelkit.manifest import load_manifest
-    from kernelkit.variants.host import build_system
+    from kernelkit.variants.host import host_platform
     from kernelkit.variants.matrix import targets_for
 
     manifest = load_manifest(kernel_dir)
     root = manifest.root
-    here = build_system()
+    here = host_platform()
     targets = select_targets(targets_for(manifest, system=here), list(patterns))
     previous = find_toolchain_lock(root)
     result = lock_project(targets, python=Path(sys.executable), host_system=here,

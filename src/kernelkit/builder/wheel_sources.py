@@ -65,7 +65,7 @@ def _listing(url: str) -> tuple[str, ...]:
         text = page.read_text(encoding="utf-8", errors="replace") if page.is_file() else ""
     else:
         try:
-            with urllib.request.urlopen(url, timeout=10) as resp:  # noqa: S310
+            with urllib.request.urlopen(url, timeout=10) as resp:
                 text = resp.read().decode("utf-8", errors="replace")
         except (urllib.error.URLError, OSError, ValueError):
             return ()

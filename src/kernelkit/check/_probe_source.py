@@ -2,12 +2,15 @@
 # (the interpreter under test need not have kernelkit). Prints one JSON line prefixed with
 # KERNELKIT_PROBE= . Usage: python -c SOURCE env              -> facts about torch
 #                           python -c SOURCE import DIR ID   -> import the variant at DIR
+from __future__ import annotations
+
 import importlib.util
 import json
 import sys
+from types import ModuleType
 
 
-def _torch_facts():
+def _torch_facts() -> dict[str, object]:
     import torch
 
     return {"torch": torch.__version__.split("+")[0], "cuda": torch.version.cuda,
@@ -15,7 +18,7 @@ def _torch_facts():
             "xpu": getattr(torch.version, "xpu", None), "python": sys.version.split()[0]}
 
 
-def _op_facts(torch, ns):
+def _op_facts(torch: ModuleType, ns: str) -> dict[str, dict[str, bool]]:
     from torch._library.simple_registry import singleton
 
     ops = {}
@@ -31,12 +34,14 @@ def _op_facts(torch, ns):
     return ops
 
 
-def _import(variant_dir, ns):
+def _import(variant_dir: str, ns: str) -> dict[str, object]:
     import torch
 
     name = ns + "_kernelkit_check"
     spec = importlib.util.spec_from_file_location(
         name, variant_dir + "/__init__.py", submodule_search_locations=[variant_dir])
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {variant_dir} as a Python package")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
@@ -50,7 +55,7 @@ def _import(variant_dir, ns):
 
 if __name__ == "__main__":
     if sys.argv[1] == "env":
-        result = _torch_facts()
+        result: dict[str, object] = _torch_facts()
     else:
         result = _import(sys.argv[2], sys.argv[3])
     print("KERNELKIT_PROBE=" + json.dumps(result))

@@ -7,13 +7,17 @@ from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
 
-from kernelkit.artifact.metadata import Metadata, MetadataError
-from kernelkit.check.elf import ElfReadError, read_elf
+from kernelkit.artifact.layout import discover_variants
+from kernelkit.artifact.metadata import Metadata
+from kernelkit.check.elf import read_elf
 from kernelkit.check.elf_rules import check_elf
 from kernelkit.check.import_rules import check_import
 from kernelkit.check.layout_rules import check_digest, check_files, check_metadata, rel
 from kernelkit.check.ops_rules import python_files, unprefixed_registrations
 from kernelkit.check.report import Finding, Report, finding, sort_findings
+from kernelkit.errors import ElfReadError, MetadataError
+from kernelkit.manifest.model import Manifest
+from kernelkit.variants.matrix import MatrixCompliance, matrix_compliance
 from kernelkit.variants.name import Variant, parse_variant
 
 
@@ -24,24 +28,18 @@ def _parse(name: str) -> Variant | None:
         return None
 
 
-def _is_variant_dir(d: Path) -> bool:
-    return d.is_dir() and not d.name.startswith(".") and (
-        (d / "metadata.json").is_file() or _parse(d.name) is not None)
-
-
 def find_variant_dirs(path: Path) -> list[Path]:
-    """``path`` itself when it is a variant, else the variant directories of the first of
-    ``path/result``, ``path/build``, ``path`` that has any (a directory counts when it holds a
-    metadata.json or is named like a variant)."""
-    named = _parse(path.name) is not None
-    if (path / "metadata.json").is_file() or (named and (path / "__init__.py").exists()):
-        return [path]
-    for base in (path / "result", path / "build", path):
-        if base.is_dir():
-            found = sorted(d for d in base.iterdir() if _is_variant_dir(d))
-            if found:
-                return found
-    return []
+    """``path`` itself when it is a variant, else the variants of the build tree under it
+    (:func:`kernelkit.artifact.layout.discover_variants`)."""
+    tree = discover_variants(path, include_self=True)
+    return list(tree.variants) if tree else []
+
+
+def check_matrix(path: Path, manifest: Manifest) -> list[MatrixCompliance]:
+    """Which variants the supported matrix requires are missing from the build tree at
+    ``path`` (a project, its ``build/``, or anything :func:`discover_variants` finds)."""
+    tree = discover_variants(path)
+    return matrix_compliance(tree.names if tree else (), manifest)
 
 
 def check_build(path: Path, *, python: Path | None = None,

@@ -10,14 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import ElfReadError, KernelkitError
 
 _MACHINES = {"EM_X86_64": "x86_64", "EM_AARCH64": "aarch64", "EM_386": "i686",
              "EM_PPC64": "ppc64le", "EM_S390": "s390x", "EM_ARM": "armv7l"}
-
-
-class ElfReadError(KernelkitError):
-    """The file is not a readable ELF shared library."""
 
 
 @dataclass(frozen=True)

@@ -47,10 +47,8 @@ def _needed(facts: ElfFacts, variant: str, file: str) -> list[Finding]:
 
 
 def _rpath(facts: ElfFacts, variant: str, file: str) -> list[Finding]:
-    out = []
-    for kind, entries in (("RPATH", facts.rpath), ("RUNPATH", facts.runpath)):
-        for entry in entries:
-            if not (entry == "$ORIGIN" or entry.startswith(("$ORIGIN/", "${ORIGIN}"))):
-                out.append(finding("rpath", variant, f"{kind} entry {entry!r} is not "
-                                   "$ORIGIN-relative", file=file))
-    return out
+    return [finding("rpath", variant, f"{kind} entry {entry!r} is not $ORIGIN-relative",
+                    file=file)
+            for kind, entries in (("RPATH", facts.rpath), ("RUNPATH", facts.runpath))
+            for entry in entries
+            if not (entry == "$ORIGIN" or entry.startswith(("$ORIGIN/", "${ORIGIN}")))]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import KernelkitError, UsageError
 
 
 def _positive(text: str) -> int:
@@ -84,11 +84,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         caps = parse_capabilities(args.cuda_capabilities) if args.cuda_capabilities else None
     except ValueError as exc:
-        raise KernelkitError(f"--cuda-capabilities: {exc}",
+        raise UsageError(f"--cuda-capabilities: {exc}",
                              hint="e.g. --cuda-capabilities 8.0,9.0+PTX") from None
     matrix = bool(args.matrix_all or args.matrix_variants)
     if args.shard and not matrix:
-        raise KernelkitError("--shard slices the matrix: use it with --all or --variant",
+        raise UsageError("--shard slices the matrix: use it with --all or --variant",
                              hint="e.g. kernelkit build --all --shard 1/2")
     settings = BuildSettings.from_environ(cuda_capabilities=caps,
                                           update_toolchain=args.update_toolchain)

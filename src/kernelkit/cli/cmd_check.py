@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import ExitCode, KernelkitError, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,7 +39,7 @@ def _variant_pythons(items: list[str]) -> dict[str, Path]:
     for item in items:
         variant, sep, python = item.partition("=")
         if not sep or not variant or not python:
-            raise KernelkitError(f"--variant-python {item!r}: expected VARIANT=PYTHON")
+            raise UsageError(f"--variant-python {item!r}: expected VARIANT=PYTHON")
         out[variant] = Path(python)
     return out
 
@@ -53,15 +53,15 @@ def _find_project(path: Path) -> Path:
 
 
 def _matrix(path: Path) -> list[dict[str, object]]:
+    from kernelkit.check.api import check_matrix
     from kernelkit.manifest import load_manifest
-    from kernelkit.variants.matrix import matrix_compliance
 
     manifest = load_manifest(_find_project(path), check_sources=False)
     return [
         {"backend": c.backend, "system": c.system, "compliant": c.compliant,
          "required": list(c.required), "missing": list(c.missing),
          "excluded_by_manifest": list(c.excluded_by_manifest)}
-        for c in matrix_compliance(path, manifest)
+        for c in check_matrix(path, manifest)
     ]
 
 
@@ -86,7 +86,7 @@ def run_check(args: argparse.Namespace) -> int:
         if matrix is not None:
             data["matrix"] = matrix
         print(json.dumps(data, indent=2))
-        return 0 if report.ok and matrix_ok else 1
+        return ExitCode.OK if report.ok and matrix_ok else ExitCode.ERROR
     for variant, findings in report.by_variant().items():
         if not variant and not findings:
             continue
@@ -100,4 +100,4 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"{len(report.variants)} variant(s) checked: {n_err} error(s), {n_warn} warning(s)")
     if matrix is not None:
         _print_matrix(matrix)
-    return 0 if report.ok and matrix_ok else 1
+    return ExitCode.OK if report.ok and matrix_ok else ExitCode.ERROR

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from kernelkit.errors import UsageError
 from kernelkit.hub import open_hub
 
 
@@ -22,8 +23,8 @@ def run_list(args: argparse.Namespace) -> int:
     if args.repo_id is None:
         list_repos = getattr(hub, "list_repos", None)
         if list_repos is None:
-            print(f"{hub!r} cannot list its repositories; name one: kernelkit hub list ORG/NAME")
-            return 2
+            raise UsageError(f"{hub!r} cannot list its repositories",
+                             hint="name one: kernelkit hub list ORG/NAME")
         for repo_id in list_repos():
             print(repo_id)
         return 0

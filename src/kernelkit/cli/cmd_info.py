@@ -13,7 +13,7 @@ _LABELS = [("name", "Name"), ("version", "Version"), ("license", "License"),
            ("variants", "Variants")]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("info", help="show a kernel's metadata, variants and provenance")
     p.add_argument("kernel", help="org/name on the hub, or a local directory")
     g = p.add_mutually_exclusive_group()
@@ -42,13 +42,13 @@ def _human(info: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.errors import KernelkitError
+    from kernelkit.errors import UsageError
     from kernelkit.lock.report import hub_info, local_info
 
     path = Path(args.kernel)
     if path.is_dir():
         if args.revision or args.version:
-            raise KernelkitError("--revision/--version only apply to hub kernels, not to "
+            raise UsageError("--revision/--version only apply to hub kernels, not to "
                                  f"the local directory {path}")
         info = local_info(path)
     else:

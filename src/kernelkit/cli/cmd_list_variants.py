@@ -21,9 +21,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from kernelkit.builder.api import plan_variants
-    from kernelkit.variants.host import build_system
+    from kernelkit.variants.host import host_platform
 
-    system = args.system or build_system()
+    system = args.system or host_platform()
     manifest, plan = plan_variants(args.kernel_dir, system=system)
     if args.json:
         print(json.dumps([b.to_json() for b in plan.builds], indent=2))

@@ -11,12 +11,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelkit.errors import ExitCode
+
 if TYPE_CHECKING:
     from kernelkit.variants.choose import Decision
     from kernelkit.variants.host import System
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "variants", help="show which build variant get_kernel would load here, and why",
         description="Rank the build variants of a kernel (a hub repository at one version or "
@@ -49,20 +51,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"System: {system.describe()}\n")
         print(format_trace(decisions) or "(no build variants)")
-    return 0 if decisions and decisions[0].accepted else 1
+    return ExitCode.OK if decisions and decisions[0].accepted else ExitCode.ERROR
 
 
 def _decisions(args: argparse.Namespace, system: System) -> list[Decision]:
-    from kernelkit.errors import KernelkitError
+    from kernelkit.errors import UsageError
     from kernelkit.variants.choose import rank_variants
 
     path = Path(args.kernel)
     if path.is_dir():
         if args.version is not None or args.revision is not None:
-            raise KernelkitError(f"{path} is a local directory: --version/--revision do not apply")
-        base = path / "build" if (path / "build").is_dir() else path
-        names = [p.name for p in base.iterdir() if p.is_dir() and (p / "metadata.json").is_file()]
-        return rank_variants(names, system)
+            raise UsageError(f"{path} is a local directory: --version/--revision do not apply")
+        from kernelkit.artifact.layout import discover_variants
+
+        tree = discover_variants(path)
+        return rank_variants(tree.names if tree else [], system)
     from kernelkit.hub import open_hub
     from kernelkit.loader.api import get_kernel_variants
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "versions", help="list a kernel's versions and which variants fit this machine",
         description="List major versions (branches v<N>), releases (tags v<x.y.z>) and other "

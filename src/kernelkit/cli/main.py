@@ -2,7 +2,13 @@
 
 Every subcommand lives in its own module ``kernelkit/cli/cmd_<name>.py`` exposing
 ``register(subparsers) -> None``; the parser it adds sets ``func=<handler>`` where the
-handler takes the parsed ``argparse.Namespace`` and returns an exit code.
+handler takes the parsed ``argparse.Namespace`` and returns an exit code (``ExitCode.OK``, or
+``ExitCode.ERROR`` for a result that is a failure, such as a check with errors).
+
+This is the one place that turns errors into exit codes: a handler raises, :func:`main` prints
+one line and returns :func:`kernelkit.errors.exit_code` of the error (the table is in
+``kernelkit.errors`` and ``docs/cli.md``). ``OSError`` (permission denied, disk full) is the
+environment's, not a bug: one line and exit code 1 too.
 """
 
 from __future__ import annotations
@@ -14,8 +20,8 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-import kernelkit
-from kernelkit.errors import KernelkitError
+from kernelkit._version import __version__
+from kernelkit.errors import ExitCode, KernelkitError, exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kernelkit",
         description="Write, build, ship and load custom PyTorch kernels.",
     )
-    parser.add_argument("--version", action="version", version=f"kernelkit {kernelkit.__version__}")
+    parser.add_argument("--version", action="version", version=f"kernelkit {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every external command")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     import kernelkit.cli as pkg
@@ -43,13 +49,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        return int(args.func(args) or 0)
-    except KernelkitError as exc:
+        return int(args.func(args) or ExitCode.OK)
+    except (KernelkitError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
+        return exit_code(exc)
+    except KeyboardInterrupt as exc:
         print("interrupted", file=sys.stderr)
-        return 130
+        return exit_code(exc)
 
 
 if __name__ == "__main__":

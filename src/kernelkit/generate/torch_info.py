@@ -5,6 +5,8 @@ the target interpreter and ``kernelkit create-pyproject`` copies it verbatim to
 ``cmake/kernelkit_torch_info.py`` where the generated CMake reads the same facts.
 """
 
+from __future__ import annotations
+
 import glob
 import json
 import os
@@ -14,20 +16,20 @@ import sys
 import sysconfig
 
 
-def _site_packages():
+def _site_packages() -> list[str]:
     paths = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
     paths.append(sysconfig.get_paths()["purelib"])
     paths.append(sysconfig.get_paths()["platlib"])
-    out = []
+    out: list[str] = []
     for p in paths:
         if os.path.isdir(p) and os.path.realpath(p) not in [os.path.realpath(q) for q in out]:
             out.append(p)
     return out
 
 
-def describe():
+def describe() -> dict[str, object]:
     sp = _site_packages()
-    info = {
+    info: dict[str, object] = {
         "python_executable": sys.executable,
         "python_version": ".".join(str(v) for v in sys.version_info[:3]),
         "python_include": sysconfig.get_paths()["include"],
@@ -38,7 +40,7 @@ def describe():
     try:
         import torch
         import torch.utils
-    except Exception as exc:  # noqa: BLE001 - reported to the caller as data
+    except Exception as exc:
         info["error"] = f"cannot import torch: {type(exc).__name__}: {exc}"
         return info
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))

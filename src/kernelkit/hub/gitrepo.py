@@ -1,9 +1,9 @@
 """One bare git repository, driven through git plumbing (used by the local and remote hubs).
 
-Why not ``kernelkit.util.run.run``: these commands exchange *binary* data with git (blob bytes
-from ``cat-file --batch``, NUL-separated listings) and their stdout is parsed, so stdout must be
-bytes and stderr must stay apart. :meth:`GitRepo.git` is the hub's equivalent of ``run``: it logs
-the command on the same logger and raises the same :class:`~kernelkit.errors.CommandError`.
+These commands exchange *binary* data with git (blob bytes from ``cat-file --batch``,
+NUL-separated listings) and their stdout is parsed, so they go through the byte variants of the
+one subprocess wrapper (``kernelkit.util.run``: ``run_bytes`` and ``open_process``); a failure
+is a :class:`~kernelkit.errors.CommandError` (a missing ``git`` too).
 
 Each method runs one git process (``calls`` counts them, so tests can hold the count down).
 """
@@ -11,7 +11,6 @@ Each method runs one git process (``calls`` counts them, so tests can hold the c
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shutil
 import subprocess
@@ -21,10 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from kernelkit.errors import CommandError, HubError
+from kernelkit.errors import HubError
 from kernelkit.util.fs import temp_sibling
-
-log = logging.getLogger("kernelkit.run")
+from kernelkit.util.run import open_process, run_bytes
 
 ZERO_ID = "0" * 40
 _CHUNK = 1 << 20
@@ -65,14 +63,9 @@ class GitRepo:
     def git(self, *args: str, input: bytes | None = None, check: bool = True,
             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
         """Run ``git --git-dir=<repo> <args>``; bytes out, stderr kept apart."""
-        argv = self.argv(args)
-        log.debug("run: %s", " ".join(argv))
         self.calls += 1
-        proc = subprocess.run(argv, input=input, capture_output=True, env=self._env(env))
-        if check and proc.returncode != 0:
-            raise CommandError(argv, proc.returncode, proc.stderr.decode(errors="replace"),
-                               what=f"git {args[0]}")
-        return proc
+        return run_bytes(self.argv(args), input=input, check=check, env=self._env(env),
+                         what=f"git {args[0]}")
 
     # --- existence -------------------------------------------------------------------------
 
@@ -87,8 +80,8 @@ class GitRepo:
         tmp = temp_sibling(self.git_dir, "init")
         self.calls += 1
         # No template: no sample hooks to copy (10x faster) and none to run.
-        subprocess.run(["git", "init", "-q", "--bare", "--template=", "-b", "main", str(tmp)],
-                       check=True, capture_output=True, env=self._env())
+        run_bytes(["git", "init", "-q", "--bare", "--template=", "-b", "main", str(tmp)],
+                  env=self._env(), what="git init")
         try:
             os.rename(tmp, self.git_dir)
         except OSError:
@@ -147,11 +140,9 @@ class GitRepo:
 
         Each file is written to a temporary sibling and renamed into place; a missing path
         raises ``HubError`` naming it."""
-        argv = self.argv(["cat-file", "--batch"])
-        log.debug("run: %s", " ".join(argv))
         self.calls += 1
-        with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, env=self._env()) as proc:
+        with open_process(self.argv(["cat-file", "--batch"]), env=self._env(),
+                          what="git cat-file") as proc:
             assert proc.stdin is not None and proc.stdout is not None
             try:
                 for path, target in items:

@@ -14,6 +14,7 @@ remote are not re-sent; no operation at all means no commit.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -21,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import HubError, RevisionNotFoundError
+from kernelkit.errors import HubError, OfflineError, RevisionNotFoundError
 from kernelkit.hub.names import (
     check_publish,
     check_ref_name,
@@ -60,7 +61,7 @@ class HuggingFaceHub:
         if self._api_obj is None:
             from huggingface_hub import HfApi
 
-            from kernelkit import __version__
+            from kernelkit._version import __version__
 
             self._api_obj = HfApi(endpoint=self.endpoint, token=self.token,
                                   library_name="kernelkit", library_version=__version__)
@@ -83,6 +84,13 @@ class HuggingFaceHub:
         except hf.HfHubHTTPError as exc:
             raise HubError(f"{self!r} failed for {repo_id}: {exc}",
                            hint="retry later, or check HF_ENDPOINT/HF_TOKEN") from None
+        except hf.OfflineModeIsEnabled:
+            raise OfflineError(f"{self!r} cannot be reached for {repo_id}: offline mode is on "
+                               "(HF_HUB_OFFLINE)",
+                               hint="unset HF_HUB_OFFLINE, or load from the cache") from None
+        except _network_errors() as exc:
+            raise HubError(f"cannot reach {self!r} for {repo_id}: {exc}",
+                           hint="check the network connection and HF_ENDPOINT") from None
 
     def _available(self, repo_id: str) -> list[str]:
         try:
@@ -208,3 +216,16 @@ class HuggingFaceHub:
         if current is None:
             with self._errors(repo_id, commit):
                 self.api.create_tag(repo_id, tag=tag, revision=commit, repo_type=REPO_TYPE)
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """Transport failures of huggingface_hub's HTTP client: ``requests``' are ``OSError``s
+    (huggingface_hub < 1.0); ``httpx``'s (1.x) and ``httpx2``'s (2.x) are not."""
+    found: list[type[BaseException]] = [OSError]
+    for name in ("httpx", "httpx2"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        found.append(module.TransportError)
+    return tuple(found)

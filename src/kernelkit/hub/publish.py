@@ -207,7 +207,7 @@ def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> Uploa
     if old is None:
         prefixes: tuple[str, ...] = ("build/", "benchmarks/")
     else:
-        prefixes = tuple(f"build/{v}/" for v in plan.variants) + ("benchmarks/benchmark",)
+        prefixes = (*tuple(f"build/{v}/" for v in plan.variants), "benchmarks/benchmark")
     commit = hub.publish(plan.repo_id, plan.branch, plan.files, delete_prefixes=prefixes,
                          message=message)
     main_commit = None

@@ -89,7 +89,7 @@ def use_kernelized_func(*funcs: Any) -> Callable[[type[T]], type[T]]:
             for fn in funcs:
                 attached[getattr(fn, "__name__", None) or fn.kernel_layer_name] = fn
 
-        cls.__init__ = __init__  # type: ignore[misc,method-assign]
+        cls.__init__ = __init__  # type: ignore[method-assign]
         return cls
 
     return decorator

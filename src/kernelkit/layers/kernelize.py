@@ -84,8 +84,8 @@ def _kernelize_one(path: str, module: nn.Module, mode: Mode, device_type: str,
                    capability: int | None, use_fallback: bool, disabled: bool) -> None:
     cls = type(module)
     layer_name: str = cls.kernel_layer_name  # type: ignore[attr-defined]
-    where = f"kernelize: `{path}` ({cls.__name__}, layer `{layer_name}`) on {device_type}, " \
-            f"mode {mode.describe()}"
+    where = (f"kernelize: `{path}` ({cls.__name__}, layer `{layer_name}`) on {device_type}, "
+             f"mode {mode.describe()}")
     if disabled:
         return _keep_original(module, f"{where}: original forward (DISABLE_KERNEL_MAPPING)")
     condition = getattr(cls, "kernel_condition", None)
@@ -106,10 +106,10 @@ def _apply_choice(module: nn.Module, choice: Choice, layer_name: str, mode: Mode
     validate_layer_for_mode(layer, choice.registered_mode, layer_name, choice.repo)
     why_not = unsupported_mode(layer, mode)
     if why_not is not None:
-        reason = f"Available kernel {choice.repo} does not support mode {mode.describe()}: " \
-                 f"{why_not}"
+        reason = (f"Available kernel {choice.repo} does not support mode {mode.describe()}: "
+                  f"{why_not}")
         return _fallback(module, where, reason, use_fallback, level=logging.INFO)
-    module.forward = MethodType(layer.forward, module)  # type: ignore[method-assign,attr-defined]
+    module.forward = MethodType(layer.forward, module)  # type: ignore[attr-defined]  # layer: a type
     logger.info("%s: using %s (%s)", where, choice.repo, choice.reason)
 
 

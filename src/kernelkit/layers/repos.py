@@ -11,16 +11,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kernelkit.errors import KernelMappingError, LockError
+from kernelkit.errors import KernelMappingError
 
 if TYPE_CHECKING:
     from torch import nn
 
 TrustArg = bool | list[str]
-
-
-class LayerLockError(LockError, ValueError):
-    """A kernel is not in the lock file (a ``ValueError`` too, as upstream raises)."""
 
 
 def _frozen_trust(trust: TrustArg) -> bool | tuple[str, ...]:
@@ -177,23 +173,14 @@ class LockedLayerRepository:
 
 
 def _lockfile_path(lockfile: Path | str | None) -> Path:
-    from kernelkit.lock.lockfile import LOCK_NAME
+    from kernelkit.lock.discover import find_kernels_lock
 
-    if lockfile is None:
-        from kernelkit.lock.discover import find_lockfile
-
-        return find_lockfile()
-    path = Path(lockfile)
-    return path / LOCK_NAME if path.is_dir() else path
+    return find_kernels_lock(lockfile)
 
 
 def locked_revision(repo_id: str, lockfile: Path) -> str:
-    """The commit ``lockfile`` (``kernels.lock``, upstream-loader.md §3.3) pins ``repo_id`` to."""
-    from kernelkit.lock.lockfile import find_lock, read_locks
+    """The commit ``lockfile`` (``kernels.lock``, upstream-loader.md §3.3) pins ``repo_id`` to;
+    ``KernelNotLockedError`` (a ``ValueError``) when it is not there."""
+    from kernelkit.lock.api import locked_entry
 
-    lock = find_lock(read_locks(lockfile), repo_id)
-    if lock is None:
-        raise LayerLockError(f"Kernel `{repo_id}` is not locked in {lockfile}",
-                             hint=f'add "{repo_id}" to [tool.kernels.dependencies] and run '
-                                  "`kernelkit lock <project>`")
-    return lock.sha
+    return locked_entry(repo_id, lockfile).sha

@@ -5,7 +5,7 @@ Layout (one directory per repository; everything under a commit is immutable)::
     <cache>/<org>--<name>/
         refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
                                         pointed to when last seen online (quoted with ``%2F``
-                                        for ``/``); written by ``kernelkit.lock.offline.
+                                        for ``/``); written by ``kernelkit.loader.offline.
                                         record_refs`` after every ``list_refs``
         <commit>/variants.json          the variant names under ``build/`` at that commit
         <commit>/build/<variant>/       one verified variant, exactly as published
@@ -13,7 +13,7 @@ Layout (one directory per repository; everything under a commit is immutable)::
         .locks/<commit>.<variant>.lock  per-variant download lock
 
 Offline mode resolves versions, branches and tags through ``refs/`` and never needs the hub
-(``kernelkit.lock.offline.select_offline``).
+(``kernelkit.loader.offline.select_offline``).
 """
 
 from __future__ import annotations

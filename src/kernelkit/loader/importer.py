@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import KernelModuleNotFoundError
 from kernelkit.loader.deps import validate_python_depends
 
 log = logging.getLogger(__name__)
@@ -36,10 +36,6 @@ class LoadedKernel:
     metadata: Metadata
     module: ModuleType
     repo_info: RepoInfo | None
-
-
-class KernelModuleNotFoundError(KernelkitError, FileNotFoundError):
-    """A variant directory has no ``__init__.py`` (flat) nor ``<python_name>/__init__.py``."""
 
 
 _loaded: dict[str, LoadedKernel] = {}  # variant path -> loaded kernel

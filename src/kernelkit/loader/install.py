@@ -53,7 +53,7 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
     if final.is_dir() and _reverified(rc, commit, variant, offline=offline):
         return final
     if offline:
-        from kernelkit.lock.offline import fetch_hint
+        from kernelkit.loader.offline import fetch_hint
 
         raise OfflineError(
             f"{where(rc, commit, variant)} is not in the cache ({rc.root}) and offline mode is on "
@@ -70,7 +70,7 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
 
 def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> bool:
     """Hash a cached variant again; ``False`` (after a warning) if it must be downloaded again."""
-    from kernelkit.artifact.metadata import MetadataError
+    from kernelkit.errors import MetadataError
     from kernelkit.loader.verify import reverify
 
     label = where(rc, commit, variant)

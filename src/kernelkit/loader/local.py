@@ -10,18 +10,15 @@ import functools
 import os
 from pathlib import Path
 
-from kernelkit.errors import KernelkitError, Rejection, VariantNotFoundError
+from kernelkit.artifact.layout import discover_variants
+from kernelkit.errors import (
+    KernelNotFoundError,
+    LocalKernelsError,
+    Rejection,
+    VariantNotFoundError,
+)
 from kernelkit.variants.choose import Decision, best_variant, rank_variants
 from kernelkit.variants.host import System
-from kernelkit.variants.name import parse_variant
-
-
-class KernelNotFoundError(KernelkitError, FileNotFoundError):
-    """A local path holds no kernel (a ``FileNotFoundError``, as upstream)."""
-
-
-class LocalKernelsError(KernelkitError, ValueError):
-    """``LOCAL_KERNELS`` is malformed (a ``ValueError``, as upstream)."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -42,16 +39,14 @@ def parse_local_kernels(value: str) -> dict[str, Path]:
 def find_local_variant(repo_path: Path, system: System) -> Path:
     """The variant directory to import from ``repo_path`` (any of the three layouts)."""
     repo_path = Path(os.path.abspath(repo_path))
-    for base in (repo_path, repo_path / "build"):
-        names = _variant_subdirs(base)
-        if not names:
-            continue
-        decisions = rank_variants(names, system)
+    tree = discover_variants(repo_path)
+    if tree is not None:
+        decisions = rank_variants(tree.names, system)
         best = best_variant(decisions)
         if best is None:
             raise VariantNotFoundError(str(repo_path), None, _rejections(decisions),
                                        system=system.describe())
-        return base / best
+        return tree.root / best
     if (repo_path / "metadata.json").is_file():
         return repo_path  # a variant directory itself
     raise KernelNotFoundError(
@@ -59,23 +54,6 @@ def find_local_variant(repo_path: Path, system: System) -> Path:
         hint="point at a kernel repository, its build/ directory, or one variant directory "
              "(a directory with metadata.json)",
     )
-
-
-def _variant_subdirs(base: Path) -> list[str]:
-    try:
-        entries = list(os.scandir(base))
-    except OSError:
-        return []
-    names = []
-    for e in entries:
-        if not e.is_dir():
-            continue
-        try:
-            parse_variant(e.name)
-        except ValueError:
-            continue
-        names.append(e.name)
-    return names
 
 
 def _rejections(decisions: list[Decision]) -> list[Rejection]:

@@ -1,7 +1,7 @@
 """Version/revision -> immutable commit id, and the variant names at a commit.
 
-The selection rules live in :mod:`kernelkit.lock.versions` (online, over the hub's refs) and
-:mod:`kernelkit.lock.offline` (offline, over the refs recorded in the cache); this module only
+The selection rules live in :mod:`kernelkit.loader.versions` (online, over the hub's refs) and
+:mod:`kernelkit.loader.offline` (offline, over the refs recorded in the cache); this module only
 decides where the refs come from. ``revision`` (a branch, tag or short commit id) is resolved
 online by the hub itself; ``version`` (``int``: branch ``v<N>``; a string specifier: the newest
 matching release tag) from one ``list_refs``, all of whose refs are then recorded under
@@ -20,7 +20,7 @@ from kernelkit.loader.cache import RepoCache, is_full_commit
 
 if TYPE_CHECKING:
     from kernelkit.loader.install import LazyHub
-    from kernelkit.lock.versions import Selected
+    from kernelkit.loader.versions import Selected
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +32,11 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
     if (version is None and revision is not None and is_full_commit(revision)
             and (offline or rc.read_variants(revision) is not None)):
         return revision  # immutable and known: no hub call (the warm pinned path)
-    from kernelkit.lock.versions import check_request
+    from kernelkit.loader.versions import check_request
 
     check_request(revision, version)
     if offline:
-        from kernelkit.lock.offline import select_offline
+        from kernelkit.loader.offline import select_offline
 
         selected = select_offline(rc.root.parent, rc.repo_id, revision=revision, version=version)
     elif version is not None:
@@ -52,12 +52,12 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
 
 
 def _select_online(hub: LazyHub, rc: RepoCache, version: int | str) -> Selected:
-    from kernelkit.lock.offline import record_refs
-    from kernelkit.lock.versions import select
+    from kernelkit.loader.offline import record_refs
+    from kernelkit.loader.versions import select_ref
 
     refs = hub.get().list_refs(rc.repo_id)
     record_refs(rc.root.parent, rc.repo_id, refs)
-    return select(refs, rc.repo_id, version=version)
+    return select_ref(refs, rc.repo_id, version=version)
 
 
 def _warn_if_older(repo_id: str, version: int | str | None, selected: Selected) -> None:
@@ -77,7 +77,7 @@ def variant_names(hub: LazyHub, rc: RepoCache, commit: str, *, offline: bool) ->
             return sorted(n for n in os.listdir(rc.commit_dir(commit) / "build")
                           if not n.startswith("."))
         except FileNotFoundError:
-            from kernelkit.lock.offline import fetch_hint
+            from kernelkit.loader.offline import fetch_hint
 
             raise OfflineError(
                 f"'{rc.repo_id}' at {commit} is not in the local cache ({rc.root}) and offline "

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import cast
 
-from kernelkit.errors import LockError, OfflineError, VariantNotFoundError
-from kernelkit.hub.port import Hub
-from kernelkit.lock.discover import find_lockfile
-from kernelkit.lock.lockfile import LOCK_NAME, KernelLock, find_lock, read_locks
-from kernelkit.lock.verify import (
+from kernelkit.errors import (
+    KernelNotLockedError,
     LockMismatchError,
+    OfflineError,
+    VariantNotFoundError,
+)
+from kernelkit.hub.port import Hub
+from kernelkit.lock.discover import find_kernels_lock
+from kernelkit.lock.lockfile import KernelLock, lock_entry, read_locks
+from kernelkit.lock.verify import (
     has_lfs_record,
     record_lfs,
     verify_locked_variant,
@@ -30,14 +33,10 @@ __all__ = ["get_locked_kernel", "load_kernel", "locked_entry"]
 def locked_entry(repo_id: str, lockfile: Path | str | None) -> KernelLock:
     """The lock entry of ``repo_id`` in ``lockfile`` (a file, or a directory holding one);
     ``None`` finds the caller's lock file (:mod:`kernelkit.lock.discover`)."""
-    if lockfile is None:
-        path = find_lockfile()
-    else:
-        path = Path(lockfile)
-        path = path / LOCK_NAME if path.is_dir() else path
-    lock = find_lock(read_locks(path), repo_id)
+    path = find_kernels_lock(lockfile)
+    lock = lock_entry(read_locks(path), repo_id)
     if lock is None:
-        raise LockError(
+        raise KernelNotLockedError(
             f"Kernel `{repo_id}` is not locked in {path}. Please lock it with "
             "`kernelkit lock <project>` and then reinstall the project.",
             hint=f'add "{repo_id}" = <version> to [tool.kernels.dependencies] and run '
@@ -93,7 +92,7 @@ def _verify_online(variant_dir: Path, lock: KernelLock, hub: Hub | None) -> None
     except LockMismatchError:
         if has_lfs_record(variant_dir) or read_settings().offline:
             raise
-    real_hub = hub if hub is not None else cast(Hub, read_settings().open_hub())
+    real_hub = hub if hub is not None else read_settings().open_hub()
     listing = real_hub.list_files(lock.repo_id, lock.sha, f"build/{variant_dir.name}")
     record_lfs(variant_dir, listing)
     verify_locked_variant(variant_dir, lock)

@@ -1,4 +1,7 @@
-"""Find the ``kernels.lock`` of the code that called a locked loader.
+"""Find the ``kernels.lock`` to use: the one lock locator (:func:`find_kernels_lock`).
+
+An explicit path is a file, or a directory that holds ``kernels.lock``. Without one, the
+``kernels.lock`` of the code that called a locked loader.
 
 Rule (upstream's package-metadata lookup is broken, upstream-loader.md §3.4):
 
@@ -58,8 +61,13 @@ def _from_distribution(top_module: str) -> Path | None:
     return None
 
 
-def find_lockfile(cwd: Path | None = None) -> Path:
-    """Apply the rule in the module docstring; ``LockError`` saying where it looked."""
+def find_kernels_lock(lockfile: Path | str | None = None, *, cwd: Path | None = None) -> Path:
+    """``lockfile`` (a file, or a directory holding ``kernels.lock``); ``None``: apply the rule
+    in the module docstring, raising ``LockError`` that says where it looked. The path is not
+    checked to exist when given (:func:`~kernelkit.lock.lockfile.read_locks` says so)."""
+    if lockfile is not None:
+        path = Path(lockfile)
+        return path / LOCK_NAME if path.is_dir() else path
     source, top = _caller()
     looked: list[str] = []
     if source is not None:

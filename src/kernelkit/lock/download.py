@@ -41,7 +41,7 @@ def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
     """Record every ref of the hub (for offline lookups by branch, tag or version), and make
     ``v<N>`` of a ``= N`` dependency point at the locked commit, which is what gets downloaded."""
     from kernelkit.loader.cache import RepoCache
-    from kernelkit.lock.offline import record_refs
+    from kernelkit.loader.offline import record_refs
 
     record_refs(cache_dir, lock.repo_id, hub.list_refs(lock.repo_id))
     if isinstance(version, int) or (isinstance(version, str) and version.isdigit()):

@@ -94,7 +94,7 @@ def read_locks(path: Path) -> list[KernelLock]:
     return parse_locks(text, path)
 
 
-def find_lock(locks: Iterable[KernelLock], repo_id: str) -> KernelLock | None:
+def lock_entry(locks: Iterable[KernelLock], repo_id: str) -> KernelLock | None:
     """The first entry for ``repo_id`` (upstream's lookup rule)."""
     return next((lock for lock in locks if lock.repo_id == repo_id), None)
 

@@ -21,16 +21,16 @@ from typing import Any
 
 from kernelkit.errors import LockError
 from kernelkit.hub.port import Hub
+from kernelkit.loader.versions import VersionRequest, parse_version_request, select_ref
 from kernelkit.lock.hashing import variant_hashes
 from kernelkit.lock.lockfile import (
     LOCK_NAME,
     KernelLock,
     VariantLock,
-    find_lock,
+    lock_entry,
     read_locks,
     write_locks,
 )
-from kernelkit.lock.versions import VersionRequest, parse_version_request, select
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,7 +90,7 @@ def _dependency(path: Path, repo_id: str, value: Any) -> KernelDependency:
 def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = None,
                  *, refresh: bool = False) -> KernelLock:
     """Lock one dependency; reuse ``previous`` when it pins the same commit."""
-    commit = select(hub.list_refs(dep.repo_id), dep.repo_id, version=dep.version).commit
+    commit = select_ref(hub.list_refs(dep.repo_id), dep.repo_id, version=dep.version).commit
     if previous is not None and previous.sha == commit and not refresh:
         return previous
     hashes = variant_hashes(hub.list_files(dep.repo_id, commit, "build"))
@@ -105,7 +105,7 @@ def lock_project(project_dir: Path, hub: Hub, *, refresh: bool = False) -> LockR
     deps = read_dependencies(project_dir)
     path = project_dir / LOCK_NAME
     old = read_locks(path) if path.is_file() else []
-    locks = [resolve_lock(hub, d, find_lock(old, d.repo_id), refresh=refresh) for d in deps]
-    changed = [lock.repo_id for lock in locks if find_lock(old, lock.repo_id) != lock]
+    locks = [resolve_lock(hub, d, lock_entry(old, d.repo_id), refresh=refresh) for d in deps]
+    changed = [lock.repo_id for lock in locks if lock_entry(old, lock.repo_id) != lock]
     written = write_locks(path, locks)
     return LockResult(path, locks, written, changed)

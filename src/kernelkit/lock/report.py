@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub
-from kernelkit.lock.versions import describe_refs, major_versions, select
+from kernelkit.loader.versions import describe_refs, major_versions, select_ref
 from kernelkit.variants.choose import Decision, rank_variants
 from kernelkit.variants.host import System
 from kernelkit.variants.name import parse_variant
@@ -48,8 +47,8 @@ def _backends(variants: list[str]) -> list[str]:
 
 def _metadata_fields(meta: Metadata | None) -> dict[str, Any]:
     if meta is None:
-        return {k: None for k in ("name", "version", "license", "upstream", "source",
-                                  "python_depends", "digest", "provenance")}
+        return dict.fromkeys(("name", "version", "license", "upstream", "source",
+                              "python_depends", "digest", "provenance"))
     full = meta.to_json()
     return {"name": meta.name, "version": meta.version, "license": meta.license,
             "upstream": meta.upstream, "source": meta.source,
@@ -76,11 +75,12 @@ def hub_info(hub: Hub, repo_id: str, *, revision: str | None = None,
     if revision is None and version is None:
         majors = major_versions(refs)
         revision = f"v{max(majors)}" if majors else "main"
-    sel = select(refs, repo_id, revision=revision, version=version)
+    sel = select_ref(refs, repo_id, revision=revision, version=version)
     names = hub.list_dirs(repo_id, sel.commit, "build")
     if not names:
         raise KernelkitError(f"{repo_id} at {sel.ref or sel.commit} has no build variants")
     raw = hub.read_file(repo_id, sel.commit, f"build/{names[0]}/metadata.json")
-    meta = Metadata.from_json(json.loads(raw)) if raw else None
+    source = f"{repo_id}@{sel.commit[:12]}:build/{names[0]}/metadata.json"
+    meta = Metadata.loads(raw, source) if raw else None
     return {"repo_id": repo_id, "revision": sel.ref or sel.commit, "commit": sel.commit,
             **_metadata_fields(meta), "backends": _backends(names), "variants": names}

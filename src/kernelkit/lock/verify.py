@@ -14,16 +14,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import IntegrityError, LockError
+from kernelkit.errors import LockError, LockMismatchError
 from kernelkit.hub.port import FileEntry
 from kernelkit.loader.receipt import scan
 from kernelkit.lock.hashing import hash_variant_dir, lfs_paths
 from kernelkit.lock.lockfile import KernelLock
 from kernelkit.util.fs import atomic_write_text
-
-
-class LockMismatchError(IntegrityError, LockError):
-    """The files of a variant do not hash to the value in ``kernels.lock``."""
 
 
 def record_path(variant_dir: Path) -> Path:

@@ -12,6 +12,7 @@ is ``a.b[n]``.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import re
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -26,10 +27,8 @@ class LineIndex:
         self._newlines = [i for i, ch in enumerate(text) if ch == "\n"]
         self._lines: dict[str, int] = {}
         self._aot_counts: dict[str, int] = {}
-        try:
+        with contextlib.suppress(IndexError, ValueError):  # keep what was recorded so far
             self._scan()
-        except (IndexError, ValueError):
-            pass  # keep what was recorded so far
 
     def line_of(self, field: str) -> int | None:
         """The line of ``field``, else of its nearest recorded parent, else ``None``."""

@@ -143,7 +143,7 @@ def _attempt(raw: dict[str, Any], edition: int, path: Path | None,
 
 def _load_toml(text: str, path: Path | None) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
+        data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         if line is None:
@@ -152,6 +152,7 @@ def _load_toml(text: str, path: Path | None) -> dict[str, Any]:
         message = getattr(exc, "msg", None) or re.sub(r"\s*\(at [^)]*\)$", "", str(exc))
         raise ManifestError(path, [Problem(path, line, "", f"TOML syntax error: {message}")]) \
             from None
+    return data
 
 
 def _probe_edition(raw: dict[str, Any], path: Path | None, index: LineIndex) -> int | None:

@@ -3,9 +3,10 @@
 Templates live in ``scaffold/templates/<name>/`` with a ``template.toml`` (see ``template.py``).
 """
 
-from kernelkit.scaffold.init import ScaffoldExistsError, init_git, init_project, plan_project
+from kernelkit.errors import ScaffoldExistsError, TemplateError
+from kernelkit.scaffold.init import init_git, init_project, plan_project
 from kernelkit.scaffold.names import DEFAULT_OWNER, ProjectName, parse_project_name, resolve_target
-from kernelkit.scaffold.render import TemplateError, render
+from kernelkit.scaffold.render import render
 from kernelkit.scaffold.template import (
     Template,
     available_templates,

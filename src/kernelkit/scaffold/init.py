@@ -6,7 +6,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernelkit.errors import CommandError, KernelkitError
+from kernelkit.errors import CommandError, KernelkitError, ScaffoldExistsError
 from kernelkit.scaffold.names import DEFAULT_OWNER, parse_project_name
 from kernelkit.scaffold.template import (
     TEMPLATES_DIR,
@@ -16,20 +16,6 @@ from kernelkit.scaffold.template import (
 )
 from kernelkit.util.fs import atomic_write_text
 from kernelkit.util.run import run
-
-
-class ScaffoldExistsError(KernelkitError):
-    """Some of the files ``init`` would write already exist; nothing was written."""
-
-    def __init__(self, dest: Path, existing: Sequence[str]) -> None:
-        self.dest = dest
-        self.existing = list(existing)
-        listing = "\n".join(f"  - {p}" for p in self.existing)
-        super().__init__(
-            f"{dest}: {len(self.existing)} file(s) already exist and would be overwritten:\n"
-            f"{listing}",
-            hint="pass --overwrite (overwrite=True) to replace them, or choose another directory",
-        )
 
 
 def plan_project(*, name: str = f"{DEFAULT_OWNER}/img2gray",

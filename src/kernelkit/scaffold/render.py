@@ -11,13 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import TemplateError
 
 PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-
-
-class TemplateError(KernelkitError):
-    """A scaffold template is malformed or uses a placeholder nobody defines."""
 
 
 def placeholders(text: str) -> set[str]:

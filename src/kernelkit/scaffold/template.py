@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelkit.errors import TemplateError
 from kernelkit.manifest.model import BACKENDS
 from kernelkit.scaffold.names import ProjectName
-from kernelkit.scaffold.render import TemplateError, render
+from kernelkit.scaffold.render import render
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -1,15 +1,20 @@
-"""The one subprocess wrapper: every external command goes through :func:`run`.
+"""The one subprocess wrapper: every external command goes through this module.
 
-It logs the command, streams output into a log file when asked, and raises
-:class:`~kernelkit.errors.CommandError` with the command, exit code and output tail.
+:func:`run` (text, stdout and stderr merged, optionally appended to a log file) serves the
+builder and most tools; :func:`run_bytes` (bytes in and out, stderr kept apart) serves git
+plumbing, whose output is binary or NUL-separated and parsed; :func:`open_process` streams a
+long-lived process (``git cat-file --batch``). All three log the command on the
+``kernelkit.run`` logger and raise :class:`~kernelkit.errors.CommandError` with the command,
+exit code and output tail; the byte variants also turn a missing executable into one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kernelkit.errors import CommandError
@@ -80,3 +85,58 @@ def _stream(argv: list[str], cwd: str | os.PathLike[str] | None, env: Mapping[st
             on_line(line.rstrip("\n"))
         returncode = child.wait(timeout=timeout)
     return subprocess.CompletedProcess(argv, returncode, "".join(lines), None)
+
+
+def _not_found(argv: list[str], exc: OSError, what: str) -> CommandError:
+    return CommandError(argv, 127, f"cannot start {argv[0]}: {exc.strerror or exc}", what=what)
+
+
+def run_bytes(
+    cmd: Sequence[str | os.PathLike[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    what: str = "",
+    input: bytes | None = None,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``cmd`` with bytes in and out; stdout and stderr captured apart.
+
+    With ``check`` (default) a non-zero exit raises :class:`CommandError` whose tail is stderr.
+    """
+    argv = [os.fspath(c) for c in cmd]
+    log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=dict(env) if env is not None else None,
+                              input=input, capture_output=True)
+    except OSError as exc:
+        raise _not_found(argv, exc, what) from None
+    if check and proc.returncode != 0:
+        tail = _tail(proc.stderr.decode(errors="replace"))
+        raise CommandError(argv, proc.returncode, tail, what=what)
+    return proc
+
+
+@contextlib.contextmanager
+def open_process(
+    cmd: Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    what: str = "",
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A process with binary stdin/stdout pipes (stderr discarded) for request/response use.
+
+    The caller closes stdin when done; a non-zero exit after a clean ``with`` body raises
+    :class:`CommandError`."""
+    argv = [os.fspath(c) for c in cmd]
+    log.debug("run: %s", " ".join(argv))
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL,
+                                env=dict(env) if env is not None else None)
+    except OSError as exc:
+        raise _not_found(argv, exc, what) from None
+    with proc:
+        yield proc
+    if proc.returncode not in (0, None):
+        raise CommandError(argv, proc.returncode, "", what=what)

@@ -14,25 +14,13 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import InvalidBackendError
 from kernelkit.util.versions import major_minor
+from kernelkit.variants.name import compute_tag, format_torch_variant
 
 log = logging.getLogger(__name__)
 
 #: backends whose compute tag carries a version (``cu130``, ``rocm70``, ``xpu20253``, ``cann80``)
-VERSIONED_BACKENDS = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu", "cann": "cann"}
-
-
-class InvalidBackendError(KernelkitError, ValueError):
-    """``backend=`` names a backend this machine cannot use (a ``ValueError``, as upstream)."""
-
-    def __init__(self, backend: str, supported: list[str]) -> None:
-        self.backend = backend
-        self.supported = supported
-        super().__init__(
-            f"Invalid backend {backend!r}, system supported backends: {', '.join(supported)}",
-            hint="pass one of the supported backends, or leave `backend` unset to auto-detect",
-        )
 
 
 @dataclass(frozen=True)
@@ -52,16 +40,11 @@ class System:
     @property
     def compute_tag(self) -> str:
         """The backend as it appears in variant names: ``cu130``, ``rocm70``, ``cpu``, ..."""
-        prefix = VERSIONED_BACKENDS.get(self.backend)
-        if prefix is None or self.backend_version is None:
-            return self.backend
-        return f"{prefix}{self.backend_version[0]}{self.backend_version[1]}"
+        return compute_tag(self.backend, self.backend_version)
 
     def arch_variant(self) -> str | None:
         """The torch arch variant name a build for this machine gets
         (``torch213-cxx11-cpu-x86_64-linux``); ``None`` without torch."""
-        from kernelkit.variants.name import format_torch_variant
-
         if self.torch_version is None:
             return None
         bver = None if self.backend_version is None else _dot(self.backend_version)
@@ -158,7 +141,7 @@ def normalize_platform(machine: str, system: str) -> tuple[str, str]:
     return cpu, os_name
 
 
-def build_system() -> str:
+def host_platform() -> str:
     """This machine as a build-matrix system name: ``x86_64-linux``, ``aarch64-darwin``."""
     cpu, os_name = normalize_platform(platform.machine(), platform.system())
     return f"{cpu}-{os_name}"
@@ -229,7 +212,7 @@ def _tvm_ffi_version() -> tuple[int, int] | None:
     if "tvm_ffi" not in sys.modules and importlib.util.find_spec("tvm_ffi") is None:
         return None
     try:
-        import tvm_ffi  # type: ignore[import-not-found]
+        import tvm_ffi
 
         return major_minor(str(tvm_ffi.__version__))
     except Exception:  # a broken optional install must not break kernel loading

@@ -284,20 +284,17 @@ class MatrixCompliance:
         return not self.missing
 
 
-def matrix_compliance(build_dir: Path, manifest: Manifest, *,
+def matrix_compliance(present: Iterable[str], manifest: Manifest, *,
                       systems: Iterable[str] | None = None,
                       matrix: Matrix | None = None) -> list[MatrixCompliance]:
-    """Which required variants are missing from ``build_dir`` per backend and system.
+    """Which required variants are missing from ``present`` (the variant names of a build tree,
+    :func:`kernelkit.check.api.check_matrix` reads them from disk) per backend and system.
 
-    ``build_dir`` is a project, a ``build/`` directory or anything ``discover_variants`` finds.
     Only backends in ``general.backends`` are considered; a backend without a compiled
     component needs its noarch name (``torch-<backend>``) instead of the arch names.
     """
-    from kernelkit.artifact.layout import discover_variants
-
     matrix = matrix or load_matrix()
-    tree = discover_variants(build_dir)
-    present = set(tree.names) if tree else set()
+    present = set(present)
     out: list[MatrixCompliance] = []
     for (backend, system), names in required_variants(matrix=matrix).items():
         if backend not in manifest.general.backends or (systems and system not in systems):

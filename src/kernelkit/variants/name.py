@@ -62,17 +62,31 @@ class Variant:
         """The compute tag as it appears in the name (``cu130``, ``cpu``, ...)."""
         if self.is_noarch:
             return self.backend
-        return _compute_tag(self.backend, self.backend_version)
+        return compute_tag(self.backend, self.backend_version)
 
     def __str__(self) -> str:
         return self.name
 
 
-def _compute_tag(backend: str, version: tuple[int, int] | None) -> str:
-    prefix = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu", "cann": "cann"}.get(backend)
+# The one compute-tag table: a versioned backend's prefix in variant names (``cu130``).
+COMPUTE_PREFIXES: dict[str, str] = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu", "cann": "cann"}
+
+
+def compute_tag(backend: str, version: tuple[int, int] | None) -> str:
+    """The backend as it appears in variant names: ``cu130``, ``rocm70``, ``cpu``, ..."""
+    prefix = COMPUTE_PREFIXES.get(backend)
     if prefix is None or version is None:
         return backend
     return f"{prefix}{version[0]}{version[1]}"
+
+
+def is_variant_name(name: str) -> bool:
+    """Whether :func:`parse_variant` accepts ``name``."""
+    try:
+        parse_variant(name)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_variant(name: str) -> Variant:
@@ -104,7 +118,7 @@ def parse_variant(name: str) -> Variant:
 
 
 def _parse_compute(compute: str) -> tuple[str, tuple[int, int] | None]:
-    for prefix, backend in (("cu", "cuda"), ("rocm", "rocm"), ("xpu", "xpu"), ("cann", "cann")):
+    for backend, prefix in COMPUTE_PREFIXES.items():
         if compute.startswith(prefix) and compute[len(prefix):].isdigit():
             digits = compute[len(prefix):]
             if backend == "cuda":
@@ -129,7 +143,7 @@ def format_torch_variant(
     if backend in ("cuda", "rocm", "cann"):
         if backend_version is None:
             raise ValueError(f"backend {backend} needs a version")
-        compute = _compute_tag(backend, major_minor(backend_version))
+        compute = compute_tag(backend, major_minor(backend_version))
     elif backend == "xpu":
         if backend_version is None:
             raise ValueError("backend xpu needs a version")

@@ -12,11 +12,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub, Refs
-from kernelkit.lock.versions import VersionRequest, release_tags, select
-from kernelkit.variants.name import parse_variant
+from kernelkit.loader.versions import VersionRequest, release_tags, select_ref
+from kernelkit.variants.name import is_variant_name
 from kernelkit.wheel.build import WheelSpec, write_wheel
 from kernelkit.wheel.naming import wheel_tags
 
@@ -41,8 +42,8 @@ def wheel_version(refs: Refs, ref: str | None, commit: str, metadata: Metadata) 
 def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, version: VersionRequest | None = None,
                      revision: str | None = None) -> list[BuiltWheel]:
     refs = hub.list_refs(repo_id)
-    sel = select(refs, repo_id, revision=revision, version=version)
-    entries = [e for e in hub.list_files(repo_id, sel.commit, "build")]
+    sel = select_ref(refs, repo_id, revision=revision, version=version)
+    entries = list(hub.list_files(repo_id, sel.commit, "build"))
     if not entries:
         raise KernelkitError(f"{repo_id} at {sel.commit} has no build variants",
                              hint="publish a build first")
@@ -54,10 +55,9 @@ def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, version: VersionRequ
 def _write_all(build: Path, refs: Refs, ref: str | None, commit: str,
                dest: Path) -> list[BuiltWheel]:
     out: list[BuiltWheel] = []
-    for vdir in sorted(p for p in build.iterdir() if (p / "metadata.json").is_file()):
-        try:
-            parse_variant(vdir.name)
-        except ValueError:
+    tree = discover_variants(build)
+    for vdir in tree.variants if tree else ():
+        if not is_variant_name(vdir.name):
             continue
         meta = Metadata.read(vdir / "metadata.json")
         spec = WheelSpec(name=meta.name, version=wheel_version(refs, ref, commit, meta),

@@ -27,8 +27,8 @@ VersionRequest = int | str
 
 __all__ = [
     "Selected", "VersionNotFoundError", "VersionRequest", "VersionRequestError", "check_request",
-    "describe_refs", "major_versions", "parse_version_request", "release_tags", "select",
-    "select_major", "select_revision", "select_specifier",
+    "describe_refs", "major_versions", "parse_version_request", "release_tags", "select_major",
+    "select_ref", "select_revision", "select_specifier",
 ]
 
 _MAJOR_RE = re.compile(r"^v(\d+)$")
@@ -141,7 +141,7 @@ def select_revision(refs: Refs, repo_id: str, revision: str,
     raise RevisionNotFoundError(repo_id, revision, available)
 
 
-def select(refs: Refs, repo_id: str, *, revision: str | None = None,
+def select_ref(refs: Refs, repo_id: str, *, revision: str | None = None,
            version: VersionRequest | None = None,
            known_commits: tuple[str, ...] = ()) -> Selected:
     """Exactly one of ``revision``/``version``; upstream's messages when that is not so."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from kernelkit.errors import OfflineError, RevisionNotFoundError
 from kernelkit.hub.port import Refs
 from kernelkit.loader.cache import RepoCache
-from kernelkit.lock.versions import Selected, VersionRequest, check_request, select
+from kernelkit.loader.versions import Selected, VersionRequest, check_request, select_ref
 
 _TAG_RE = re.compile(r"^v\d+\.\d+\.\d+")
 
@@ -66,13 +66,13 @@ def fetch_hint(repo_id: str, revision: str | None, version: VersionRequest | Non
 
 def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None,
                    version: VersionRequest | None = None) -> Selected:
-    """``select`` over the cached refs; ``OfflineError`` that names what is missing."""
+    """``select_ref`` over the cached refs; ``OfflineError`` that names what is missing."""
     check_request(revision, version)
     cache = _repo_cache(cache_dir, repo_id)
     refs = cached_refs(cache_dir, repo_id)
     asked = f"version {version!r}" if version is not None else f"revision {revision!r}"
     try:
-        return select(refs, repo_id, revision=revision, version=version,
+        return select_ref(refs, repo_id, revision=revision, version=version,
                       known_commits=tuple(cache.commits()))
     except RevisionNotFoundError as exc:  # also VersionNotFoundError; a bad request propagates
         known = ", ".join(sorted({**refs.branches, **refs.tags})) or "none"

@@ -1,0 +1,154 @@
+"""Build times of a scaffolded example, one process, side by side:
+
+* kernelkit ``build`` cold (empty compiler cache, no CMake tree),
+* kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, compiler cache kept),
+* kernelkit no-op (everything in place: ninja has nothing to do),
+* ``torch.utils.cpp_extension.load`` of the same sources, cold and no-op (its own build dir).
+
+Usage: ``python benchmarks/bench_build_cache.py [--backend cpu|cuda] [--template img2gray]
+[--out FILE]``. CUDA builds use the toolkit's full capability list unless
+``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension gets the same list through
+``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+CPP_EXTENSION = r"""
+import json, sys, time
+from pathlib import Path
+from torch.utils.cpp_extension import load
+spec = json.loads(Path(sys.argv[1]).read_text())
+t = time.monotonic()
+load(name=spec["name"], build_directory=spec["build_dir"], is_python_module=False,
+     sources=spec["sources"], extra_include_paths=spec["includes"],
+     extra_cflags=spec["cflags"], extra_cuda_cflags=spec["cuda_cflags"], verbose=False)
+print(time.monotonic() - t)
+"""
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
+    started = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return round(time.monotonic() - started, 2)
+
+
+def scaffold(dest: Path, template: str, backend: str) -> Path:
+    from kernelkit.scaffold import init_project
+
+    project = dest / template
+    init_project(project, name=f"bench/{template}", template=template, backends=[backend])
+    git = ["git", "-C", str(project), "-c", "user.name=b", "-c", "user.email=b@b.invalid"]
+    subprocess.run([*git, "add", "-A"], check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "bench"], check=True, capture_output=True)
+    return project
+
+
+def bench_kernelkit(project: Path, backend: str, env: dict[str, str]) -> dict[str, float]:
+    cmd = [sys.executable, "-m", "kernelkit", "build", str(project), "--backend", backend,
+           "--json"]
+    cold = timed(cmd, env)
+    shutil.rmtree(project / "build")
+    shutil.rmtree(project / "_cmake_build")
+    warm = timed(cmd, env)
+    noop = timed(cmd, env)
+    return {"cold_s": cold, "warm_cache_s": warm, "noop_s": noop}
+
+
+def cpp_extension_spec(project: Path, backend: str, work: Path) -> dict[str, object]:
+    from kernelkit.generate import build_files
+    from kernelkit.manifest import load_manifest
+
+    manifest = load_manifest(project)
+    gen = work / "gen"
+    gen.mkdir(parents=True, exist_ok=True)
+    registration = build_files(manifest, "bench00")["torch-ext/registration.h"]
+    (gen / "registration.h").write_text(registration)
+    fw = manifest.framework
+    sources = [str(project / s) for s in getattr(fw, "src", ()) if s.endswith((".cpp", ".cu"))]
+    includes = [str(project / "torch-ext"), str(gen)]
+    for k in manifest.kernels_for(backend):
+        sources += [str(project / s) for s in k.src if s.endswith((".cpp", ".cu"))]
+        includes += sorted({str((project / s).parent) for s in k.src})
+    name = f"bench_{manifest.general.python_name}"
+    define = "-DCUDA_KERNEL" if backend == "cuda" else "-DCPU_KERNEL"
+    return {"name": name, "build_dir": str(work / "build"), "sources": sources,
+            "includes": includes, "cflags": ["-O3", define, f"-DTORCH_EXTENSION_NAME={name}"],
+            "cuda_cflags": ["-O3", define, f"-DTORCH_EXTENSION_NAME={name}"]}
+
+
+def bench_cpp_extension(project: Path, backend: str, work: Path,
+                        env: dict[str, str]) -> dict[str, float]:
+    spec_file = work / "spec.json"
+    (work / "build").mkdir(parents=True)
+    spec_file.write_text(json.dumps(cpp_extension_spec(project, backend, work)))
+    script = work / "plain.py"
+    script.write_text(CPP_EXTENSION)
+    cmd = [sys.executable, str(script), str(spec_file)]
+    return {"cold_s": timed(cmd, env), "noop_s": timed(cmd, env)}
+
+
+def arch_list(env: dict[str, str]) -> list[str]:
+    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.variants.matrix import default_cuda_capabilities
+
+    given = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
+    if given:
+        return [c.strip() for c in given.split(",") if c.strip()]
+    toolkit = find_cuda_toolkit(env)
+    assert toolkit is not None, "no CUDA toolkit"
+    return default_cuda_capabilities(toolkit.version)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--template", default="img2gray")
+    parser.add_argument("--out", type=Path, default=None)
+    opts = parser.parse_args()
+    out = opts.out or HERE / "results" / f"build_cache_{opts.backend}.json"
+    env = {**os.environ}
+    results: dict[str, object] = {
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "template": opts.template, "backend": opts.backend}
+    with tempfile.TemporaryDirectory(prefix="kk-bench-cache-") as tmp:
+        work = Path(tmp)
+        env["KERNELKIT_CCACHE_DIR"] = str(work / "ccache")
+        env["TORCH_EXTENSIONS_DIR"] = str(work / "torch-extensions")
+        if opts.backend == "cuda":
+            archs = arch_list(env)
+            results["cuda_capabilities"] = archs
+            env["TORCH_CUDA_ARCH_LIST"] = ";".join(archs)
+        project = scaffold(work / "kk", opts.template, opts.backend)
+        kk = bench_kernelkit(project, opts.backend, env)
+        plain = bench_cpp_extension(project, opts.backend, work / "plain", env)
+    results["kernelkit"] = kk
+    results["cpp_extension"] = plain
+    results["ratios"] = {
+        "warm_cache_over_cold": round(kk["warm_cache_s"] / kk["cold_s"], 3),
+        "noop_over_cold": round(kk["noop_s"] / kk["cold_s"], 3),
+        "kernelkit_cold_over_cpp_extension_cold": round(kk["cold_s"] / plain["cold_s"], 3),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
