@@ -1,0 +1,208 @@
+"""The server's view of a hub directory: what the Hub API endpoints read and write.
+
+Built on :class:`~kernelkit.hub.local.LocalGitHub` and :class:`~kernelkit.hub.gitrepo.GitRepo`
+(the same bare repositories ``kernelkit upload --hub DIR`` writes); this module adds what the
+Hub API has and the local hub does not: pull-request refs (``refs/pr/<n>``), directories in tree
+listings, a repository's visibility, and blob files on disk so downloads can be streamed and
+served with byte ranges.
+
+Every method is synchronous (it runs git) and safe to call from several threads: refs move
+only through compare-and-swap ``update-ref``, blobs are written to a temporary sibling and
+renamed, and the in-memory caches hold immutable values keyed by commit or blob id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelkit.errors import HubError, RevisionNotFoundError
+from kernelkit.hub.gitrepo import GitRepo
+from kernelkit.hub.local import FILE_MODE, LocalGitHub
+from kernelkit.hub.names import check_ref_name, check_repo_path, is_hex_prefix, is_ref_name
+from kernelkit.util.fs import atomic_write_text
+
+PR_REF = re.compile(r"^refs/pr/([1-9][0-9]{0,8})$")
+SETTINGS_FILE = "kernelkit-serve.json"  # inside the bare repository: visibility
+_TREE_CACHE = 256
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tree entry at a commit: a file (``blob``) or a directory (``tree``)."""
+
+    path: str
+    kind: str  # "blob" or "tree"
+    oid: str
+    size: int
+
+
+@dataclass(frozen=True)
+class RefsInfo:
+    branches: dict[str, str]
+    tags: dict[str, str]
+    pulls: dict[str, str]  # "refs/pr/1" -> commit
+
+
+class RefConflict(HubError):
+    """A branch/tag that should not exist does, or a parent commit is stale."""
+
+
+class Store:
+    """The repositories under ``root`` as the Hub API sees them."""
+
+    def __init__(self, root: Path, blob_dir: Path | None = None) -> None:
+        self.hub = LocalGitHub(Path(root))
+        self.root = self.hub.root
+        self.blob_dir = blob_dir or self.root / ".kernelkit-serve" / "blobs"
+        self._trees: OrderedDict[str, list[Entry]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- repositories ----------------------------------------------------------------------
+
+    def repo(self, repo_id: str) -> GitRepo:
+        """The repository (``check_repo_id`` validates the id: no escape from ``root``)."""
+        return GitRepo(self.hub.repo_path(repo_id), self.hub.identity)
+
+    def exists(self, repo_id: str) -> bool:
+        return self.repo(repo_id).exists()
+
+    def is_private(self, repo_id: str) -> bool:
+        try:
+            data = json.loads((self.repo(repo_id).git_dir / SETTINGS_FILE).read_text())
+        except (FileNotFoundError, ValueError):
+            return False
+        return bool(isinstance(data, dict) and data.get("private"))
+
+    def create(self, repo_id: str, *, private: bool) -> bool:
+        """Create the repository with an initial commit on ``main`` (as the Hub does);
+        ``False`` if it already existed."""
+        repo = self.repo(repo_id)
+        if repo.exists():
+            return False
+        repo.init()
+        if private:
+            atomic_write_text(repo.git_dir / SETTINGS_FILE, json.dumps({"private": True}))
+        oid = repo.git("hash-object", "-w", "--stdin", input=b"*.so binary\n").stdout
+        tree = repo.write_tree([(FILE_MODE, oid.decode().strip(), ".gitattributes")])
+        commit = repo.commit_tree(tree, None, "initial commit")
+        repo.update_ref("refs/heads/main", commit, None, "create repository")
+        return True
+
+    # --- refs ------------------------------------------------------------------------------
+
+    def refs(self, repo_id: str) -> RefsInfo:
+        out = self.repo(repo_id).git(
+            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
+            "refs/heads", "refs/tags", "refs/pr").stdout.decode()
+        branches: dict[str, str] = {}
+        tags: dict[str, str] = {}
+        pulls: dict[str, str] = {}
+        for line in out.splitlines():
+            ref, oid, peeled = line.split("\0")
+            if ref.startswith("refs/heads/"):
+                branches[ref[len("refs/heads/"):]] = oid
+            elif ref.startswith("refs/tags/"):
+                tags[ref[len("refs/tags/"):]] = peeled or oid
+            elif PR_REF.match(ref):
+                pulls[ref] = oid
+        return RefsInfo(branches, tags, pulls)
+
+    def resolve(self, repo_id: str, revision: str) -> str:
+        """Branch, tag, ``refs/pr/<n>`` or (short) commit id -> full commit id."""
+        if PR_REF.match(revision):
+            found = self.repo(repo_id).lookup([f"{revision}^{{commit}}"])[0]
+            if found is not None:
+                return found[0]
+            raise RevisionNotFoundError(repo_id, revision, [])
+        if not (is_ref_name(revision) or is_hex_prefix(revision)):
+            raise RevisionNotFoundError(repo_id, revision, [])
+        return self.hub.resolve(repo_id, revision)
+
+    # --- trees and blobs -------------------------------------------------------------------
+
+    def tree(self, repo_id: str, commit: str) -> list[Entry]:
+        """Every file and directory at ``commit`` (recursively), sorted by path; cached."""
+        with self._lock:
+            if commit in self._trees:
+                self._trees.move_to_end(commit)
+                return self._trees[commit]
+        raw = self.repo(repo_id).git("ls-tree", "-r", "-t", "-l", "-z", "--full-tree",
+                                     commit).stdout
+        entries = []
+        for rec in raw.split(b"\0"):
+            if rec:
+                meta, _, path = rec.partition(b"\t")
+                _mode, kind, oid, size = meta.decode().split()
+                if kind in ("blob", "tree"):
+                    entries.append(Entry(path.decode(), kind, oid,
+                                         int(size) if size.isdigit() else 0))
+        entries.sort(key=lambda e: e.path)
+        with self._lock:
+            self._trees[commit] = entries
+            while len(self._trees) > _TREE_CACHE:
+                self._trees.popitem(last=False)
+        return entries
+
+    def entry(self, repo_id: str, commit: str, path: str) -> Entry | None:
+        check_repo_path(path)
+        return next((e for e in self.tree(repo_id, commit) if e.path == path), None)
+
+    def blob_file(self, repo_id: str, commit: str, entry: Entry) -> Path:
+        """The blob as a plain file on disk (written once, atomically, then reused: blob ids
+        are content addresses), so it can be streamed in chunks with byte ranges."""
+        target = self.blob_dir / entry.oid[:2] / entry.oid
+        if not target.is_file():
+            self.repo(repo_id).write_blobs(commit, [(entry.path, target)])
+        return target
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def create_ref(self, repo_id: str, ref: str, commit: str, what: str) -> None:
+        """Create ``ref`` at ``commit``; ``RefConflict`` if it exists."""
+        why = self.repo(repo_id).update_ref(ref, commit, None, f"create {what}")
+        if why is not None:
+            raise RefConflict(f"{what} already exists in {repo_id}")
+
+    def create_branch(self, repo_id: str, branch: str, start: str | None) -> None:
+        check_ref_name(branch, "branch")
+        self.create_ref(repo_id, f"refs/heads/{branch}",
+                        self.resolve(repo_id, start or "main"), f"branch {branch}")
+
+    def create_tag(self, repo_id: str, tag: str, revision: str) -> None:
+        check_ref_name(tag, "tag")
+        self.create_ref(repo_id, f"refs/tags/{tag}", self.resolve(repo_id, revision),
+                        f"tag {tag}")
+
+    def next_pr(self, repo_id: str) -> str:
+        nums = [int(m.group(1)) for r in self.refs(repo_id).pulls if (m := PR_REF.match(r))]
+        return f"refs/pr/{max(nums, default=0) + 1}"
+
+    def commit(self, repo_id: str, ref: str, parent: str, files: Mapping[str, Path],
+               deleted_files: set[str], deleted_dirs: set[str], message: str) -> str:
+        """Write a commit on top of ``parent`` and move ``ref`` from ``parent`` to it
+        (compare-and-swap). ``RefConflict`` if ``ref`` moved meanwhile."""
+        repo = self.repo(repo_id)
+        entries = {e.path: (FILE_MODE if e.kind == "blob" else "", e.oid)
+                   for e in self.tree(repo_id, parent) if e.kind == "blob"}
+        for path in list(entries):
+            if path in deleted_files or any(path.startswith(d + "/") for d in deleted_dirs):
+                del entries[path]
+        names = sorted(files)
+        for name, oid in zip(names, repo.hash_files([files[n] for n in names]), strict=True):
+            entries[name] = (FILE_MODE, oid)
+        tree = repo.write_tree((m, o, p) for p, (m, o) in sorted(entries.items()))
+        new = repo.commit_tree(tree, parent, message)
+        why = repo.update_ref(ref, new, parent, message.splitlines()[0] if message else "")
+        if why is not None:
+            raise RefConflict(f"{ref} of {repo_id} moved while this commit was written")
+        return new
+
+
+def parse_pr_ref(revision: str) -> str | None:
+    return revision if PR_REF.match(revision) else None
