@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "kernels (may repeat; '*' for every organisation)")
     p.add_argument("--graceful-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="on SIGINT/SIGTERM, how long requests in flight may take to finish")
+    p.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)  # tests
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")
     p.set_defaults(func=run)
 
@@ -57,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
                              hint="give the tokens that may read")
     config = ServeConfig(hub_dir=hub, write_tokens=write, read_tokens=read,
                          read_requires_token=args.require_read_token,
-                         trusted_publishers=tuple(args.trusted_publisher))
+                         trusted_publishers=tuple(args.trusted_publisher),
+                         page_size=max(1, args.page_size))
     mode = "read-write" if write else "read-only (no --token-file)"
     print(f"serving {hub} at http://{args.host}:{args.port} ({mode}); "
           f"clients: HF_ENDPOINT=http://{args.host}:{args.port}", file=sys.stderr, flush=True)

@@ -53,15 +53,17 @@ Handler = Callable[[Request, "Api", list[str]], Awaitable[Response]]
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None,
+                 **extra: Any) -> None:
         super().__init__(message)
-        self.status, self.message, self.code = status, message, code
+        self.status, self.message, self.code, self.extra = status, message, code, extra
 
     def response(self) -> Response:
-        headers = {"X-Error-Message": self.message}
+        headers = {"X-Error-Message": self.message.encode("ascii", "replace").decode()}
         if self.code:
             headers["X-Error-Code"] = self.code
-        return JSONResponse({"error": self.message}, self.status, headers=headers)
+        return JSONResponse({"error": self.message, **self.extra}, self.status,
+                            headers=headers)
 
 
 def not_found(what: str, code: str) -> ApiError:
@@ -247,7 +249,8 @@ async def create_repo(request: Request, api: Api, rest: list[str]) -> Response:
     private = body.get("visibility") == "private" or body.get("private") is True
     created = await run_in_threadpool(api.store.create, repo_id, private=private)
     if not created:
-        raise ApiError(409, f"You already created this kernel repo: {repo_id}")
+        raise ApiError(409, f"You already created this kernel repo: {repo_id}",
+                       url=f"{_base(request)}/kernels/{repo_id}")
     log.info("created repository %s%s", repo_id, " (private)" if private else "")
     return JSONResponse({"url": f"{_base(request)}/kernels/{repo_id}", "name": repo_id})
 
