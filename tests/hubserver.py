@@ -33,7 +33,9 @@ class HubServer:
     def env(self, token: str | None = WRITE_TOKEN, **extra: str) -> dict[str, str]:
         """Environment for a client process pointed at this server."""
         env = dict(os.environ)
-        env.update(HF_ENDPOINT=self.url, HF_HUB_DISABLE_TELEMETRY="1",
+        # no HF_HUB_DISABLE_TELEMETRY: upstream kernels 0.17 then sends a user agent ending in
+        # "; ", which httpx refuses as an illegal header value
+        env.update(HF_ENDPOINT=self.url,
                    HF_HUB_DISABLE_PROGRESS_BARS="1", **extra)
         env.pop("HF_TOKEN", None)
         env.pop("HF_HUB_OFFLINE", None)

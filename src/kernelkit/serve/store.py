@@ -80,16 +80,15 @@ class Store:
         return bool(isinstance(data, dict) and data.get("private"))
 
     def create(self, repo_id: str, *, private: bool) -> bool:
-        """Create the repository with an initial commit on ``main`` (as the Hub does);
-        ``False`` if it already existed."""
+        """Create the repository with an initial, empty commit on ``main`` (the Hub's holds a
+        ``.gitattributes`` for LFS, which this server does not use); ``False`` if it existed."""
         repo = self.repo(repo_id)
         if repo.exists():
             return False
         repo.init()
         if private:
             atomic_write_text(repo.git_dir / SETTINGS_FILE, json.dumps({"private": True}))
-        oid = repo.git("hash-object", "-w", "--stdin", input=b"*.so binary\n").stdout
-        tree = repo.write_tree([(FILE_MODE, oid.decode().strip(), ".gitattributes")])
+        tree = repo.write_tree([])
         commit = repo.commit_tree(tree, None, "initial commit")
         repo.update_ref("refs/heads/main", commit, None, "create repository")
         return True
