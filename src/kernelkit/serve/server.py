@@ -53,5 +53,6 @@ def serve(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8000,
     config.hub_dir.mkdir(parents=True, exist_ok=True)
     logging.getLogger("kernelkit.serve").debug("serving %s", config.hub_dir)
     uvicorn.run(create_app(config), host=host, port=port, access_log=access_log,
-                log_config=log_config(log_level), timeout_graceful_shutdown=max(1, round(graceful_timeout)),
+                log_config=log_config(log_level),
+                timeout_graceful_shutdown=max(1, round(graceful_timeout)),
                 server_header=False, proxy_headers=False)
