@@ -24,7 +24,13 @@ from pathlib import Path
 from kernelkit.errors import HubError, RevisionNotFoundError
 from kernelkit.hub.gitrepo import GitRepo
 from kernelkit.hub.local import FILE_MODE, LocalGitHub
-from kernelkit.hub.names import check_ref_name, check_repo_path, is_hex_prefix, is_ref_name
+from kernelkit.hub.names import (
+    check_ref_name,
+    check_repo_path,
+    is_full_commit_id,
+    is_hex_prefix,
+    is_ref_name,
+)
 from kernelkit.util.fs import atomic_write_text
 
 PR_REF = re.compile(r"^refs/pr/([1-9][0-9]{0,8})$")
@@ -60,7 +66,7 @@ class Store:
         self.hub = LocalGitHub(Path(root))
         self.root = self.hub.root
         self.blob_dir = blob_dir or self.root / ".kernelkit-serve" / "blobs"
-        self._trees: OrderedDict[str, list[Entry]] = OrderedDict()
+        self._trees: OrderedDict[tuple[str, str], list[Entry]] = OrderedDict()
         self._lock = threading.Lock()
 
     # --- repositories ----------------------------------------------------------------------
@@ -121,16 +127,21 @@ class Store:
             raise RevisionNotFoundError(repo_id, revision, [])
         if not (is_ref_name(revision) or is_hex_prefix(revision)):
             raise RevisionNotFoundError(repo_id, revision, [])
+        if is_full_commit_id(revision):
+            with self._lock:
+                if (repo_id, revision) in self._trees:
+                    return revision  # listed before in this repository: it exists (immutable)
         return self.hub.resolve(repo_id, revision)
 
     # --- trees and blobs -------------------------------------------------------------------
 
     def tree(self, repo_id: str, commit: str) -> list[Entry]:
         """Every file and directory at ``commit`` (recursively), sorted by path; cached."""
+        key = (repo_id, commit)
         with self._lock:
-            if commit in self._trees:
-                self._trees.move_to_end(commit)
-                return self._trees[commit]
+            if key in self._trees:
+                self._trees.move_to_end(key)
+                return self._trees[key]
         raw = self.repo(repo_id).git("ls-tree", "-r", "-t", "-l", "-z", "--full-tree",
                                      commit).stdout
         entries = []
@@ -143,7 +154,7 @@ class Store:
                                          int(size) if size.isdigit() else 0))
         entries.sort(key=lambda e: e.path)
         with self._lock:
-            self._trees[commit] = entries
+            self._trees[key] = entries
             while len(self._trees) > _TREE_CACHE:
                 self._trees.popitem(last=False)
         return entries
