@@ -75,7 +75,7 @@ class Api:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.store = Store(config.hub_dir, config.blob_dir)
+        self.store = Store(config.hub_dir, config.blob_dir, ref_ttl=config.ref_ttl)
         self.scratch = self.store.root / ".kernelkit-serve" / "tmp"
 
     # --- access ----------------------------------------------------------------------------
@@ -109,9 +109,10 @@ class Api:
     def _exists_private(self, repo_id: str) -> tuple[bool, bool]:
         return self.store.exists(repo_id), self.store.is_private(repo_id)
 
-    async def resolve(self, repo_id: str, revision: str) -> str:
+    async def resolve(self, repo_id: str, revision: str, *, fresh: bool = False) -> str:
         try:
-            return await run_in_threadpool(self.store.resolve, repo_id, revision)
+            return await run_in_threadpool(lambda: self.store.resolve(repo_id, revision,
+                                                                      fresh=fresh))
         except (RevisionNotFoundError, HubError):
             raise not_found(f"Revision {revision} not found in {repo_id}",
                             "RevisionNotFound") from None
@@ -210,15 +211,24 @@ async def resolve_file(request: Request, api: Api, rest: list[str]) -> Response:
     if len(rest) < 2:
         raise not_found("no file in the resolve URL", "EntryNotFound")
     await api.readable(request, repo_id)
-    sha = await api.resolve(repo_id, rest[0])
     path = _checked_path("/".join(rest[1:]))
-    entry = await run_in_threadpool(api.store.entry, repo_id, sha, path)
-    if entry is None or entry.kind != "blob":
-        raise not_found(f"{path} does not exist at {sha}", "EntryNotFound")
-    blob = await run_in_threadpool(api.store.blob_file, repo_id, sha, entry)
+    sha, entry, blob = await run_in_threadpool(_locate, api, repo_id, rest[0], path)
     headers = {"ETag": f'"{entry.oid}"', "X-Repo-Commit": sha, "Cache-Control": "no-cache"}
     return FileResponse(blob, headers=headers, media_type="application/octet-stream",
                         content_disposition_type="inline")
+
+
+def _locate(api: Api, repo_id: str, revision: str, path: str) -> tuple[str, Entry, Path]:
+    """Revision -> commit -> tree entry -> blob file on disk (one thread hop for all)."""
+    try:
+        sha = api.store.resolve(repo_id, revision)
+    except HubError:  # RevisionNotFoundError included
+        raise not_found(f"Revision {revision} not found in {repo_id}",
+                        "RevisionNotFound") from None
+    entry = api.store.entry(repo_id, sha, path)
+    if entry is None or entry.kind != "blob":
+        raise not_found(f"{path} does not exist at {sha}", "EntryNotFound")
+    return sha, entry, api.store.blob_file(repo_id, sha, entry)
 
 
 async def validate_yaml(request: Request, api: Api, rest: list[str]) -> Response:
@@ -295,7 +305,7 @@ async def preupload(request: Request, api: Api, rest: list[str]) -> Response:
     files = body.get("files")
     if not isinstance(files, list):
         raise ApiError(400, "preupload needs a 'files' list")
-    sha = await api.resolve(repo_id, "/".join(rest))
+    sha = await api.resolve(repo_id, "/".join(rest), fresh=True)
     entries = {e.path: e.oid for e in await run_in_threadpool(api.store.tree, repo_id, sha)}
     return JSONResponse({"files": [
         {"path": f.get("path"), "uploadMode": "regular", "shouldIgnore": False,
@@ -308,7 +318,7 @@ async def commit(request: Request, api: Api, rest: list[str]) -> Response:
     await api.readable(request, repo_id)
     revision = "/".join(rest)
     create_pr = request.query_params.get("create_pr") in ("1", "true", "True")
-    base = await api.resolve(repo_id, revision)
+    base = await api.resolve(repo_id, revision, fresh=True)
     ref = parse_pr_ref(revision) or (f"refs/heads/{revision}" if is_ref_name(revision) else None)
     if ref is None:
         raise ApiError(400, f"cannot commit to {revision}: not a branch or pull-request ref")

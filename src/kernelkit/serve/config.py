@@ -31,6 +31,7 @@ class ServeConfig:
     read_requires_token: bool = False
     trusted_publishers: tuple[str, ...] = ()  # orgs reported as trustedKernelPublisher; "*": all
     page_size: int = 1000  # tree listing entries per page (the Hub's own page size)
+    ref_ttl: float = 1.0  # seconds a resolved branch/tag may be answered from memory
     max_commit_bytes: int = 16 << 30
     blob_dir: Path | None = None
 

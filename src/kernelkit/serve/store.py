@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,11 +63,14 @@ class RefConflict(HubError):
 class Store:
     """The repositories under ``root`` as the Hub API sees them."""
 
-    def __init__(self, root: Path, blob_dir: Path | None = None) -> None:
+    def __init__(self, root: Path, blob_dir: Path | None = None, *,
+                 ref_ttl: float = 1.0) -> None:
         self.hub = LocalGitHub(Path(root))
         self.root = self.hub.root
         self.blob_dir = blob_dir or self.root / ".kernelkit-serve" / "blobs"
+        self.ref_ttl = ref_ttl
         self._trees: OrderedDict[tuple[str, str], list[Entry]] = OrderedDict()
+        self._resolved: dict[tuple[str, str], tuple[str, float]] = {}
         self._lock = threading.Lock()
 
     # --- repositories ----------------------------------------------------------------------
@@ -118,8 +122,31 @@ class Store:
                 pulls[ref] = oid
         return RefsInfo(branches, tags, pulls)
 
-    def resolve(self, repo_id: str, revision: str) -> str:
-        """Branch, tag, ``refs/pr/<n>`` or (short) commit id -> full commit id."""
+    def resolve(self, repo_id: str, revision: str, *, fresh: bool = False) -> str:
+        """Branch, tag, ``refs/pr/<n>`` or (short) commit id -> full commit id.
+
+        A name resolved less than ``ref_ttl`` seconds ago is answered from memory (reads only:
+        writes pass ``fresh=True``, and every write through this server forgets the repository's
+        names at once; a ref moved by another process is seen within ``ref_ttl``)."""
+        key = (repo_id, revision)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._resolved.get(key)
+        if hit is not None and not fresh and now - hit[1] < self.ref_ttl:
+            return hit[0]
+        commit = self._resolve(repo_id, revision)
+        with self._lock:
+            if len(self._resolved) > 4096:
+                self._resolved.clear()
+            self._resolved[key] = (commit, now)
+        return commit
+
+    def forget(self, repo_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._resolved if k[0] == repo_id]:
+                del self._resolved[key]
+
+    def _resolve(self, repo_id: str, revision: str) -> str:
         if PR_REF.match(revision):
             found = self.repo(repo_id).lookup([f"{revision}^{{commit}}"])[0]
             if found is not None:
@@ -176,17 +203,18 @@ class Store:
     def create_ref(self, repo_id: str, ref: str, commit: str, what: str) -> None:
         """Create ``ref`` at ``commit``; ``RefConflict`` if it exists."""
         why = self.repo(repo_id).update_ref(ref, commit, None, f"create {what}")
+        self.forget(repo_id)
         if why is not None:
             raise RefConflict(f"{what} already exists in {repo_id}")
 
     def create_branch(self, repo_id: str, branch: str, start: str | None) -> None:
         check_ref_name(branch, "branch")
         self.create_ref(repo_id, f"refs/heads/{branch}",
-                        self.resolve(repo_id, start or "main"), f"branch {branch}")
+                        self.resolve(repo_id, start or "main", fresh=True), f"branch {branch}")
 
     def create_tag(self, repo_id: str, tag: str, revision: str) -> None:
         check_ref_name(tag, "tag")
-        self.create_ref(repo_id, f"refs/tags/{tag}", self.resolve(repo_id, revision),
+        self.create_ref(repo_id, f"refs/tags/{tag}", self.resolve(repo_id, revision, fresh=True),
                         f"tag {tag}")
 
     def next_pr(self, repo_id: str) -> str:
@@ -209,6 +237,7 @@ class Store:
         tree = repo.write_tree((m, o, p) for p, (m, o) in sorted(entries.items()))
         new = repo.commit_tree(tree, parent, message)
         why = repo.update_ref(ref, new, parent, message.splitlines()[0] if message else "")
+        self.forget(repo_id)
         if why is not None:
             raise RefConflict(f"{ref} of {repo_id} moved while this commit was written")
         return new
