@@ -71,6 +71,7 @@ class Store:
         self.ref_ttl = ref_ttl
         self._trees: OrderedDict[tuple[str, str], list[Entry]] = OrderedDict()
         self._resolved: dict[tuple[str, str], tuple[str, float]] = {}
+        self._flights: dict[tuple[str, str], threading.Lock] = {}
         self._lock = threading.Lock()
 
     # --- repositories ----------------------------------------------------------------------
@@ -129,17 +130,31 @@ class Store:
         writes pass ``fresh=True``, and every write through this server forgets the repository's
         names at once; a ref moved by another process is seen within ``ref_ttl``)."""
         key = (repo_id, revision)
-        now = time.monotonic()
+        if not fresh:
+            hit = self._cached(key)
+            if hit is not None:
+                return hit
+        with self._lock:
+            flight = self._flights.setdefault(key, threading.Lock())
+        with flight:  # concurrent readers of an expired name wait for one git process
+            hit = None if fresh else self._cached(key)
+            if hit is not None:
+                return hit
+            now = time.monotonic()
+            commit = self._resolve(repo_id, revision)
+            with self._lock:
+                if len(self._resolved) > 4096:
+                    self._resolved.clear()
+                    self._flights.clear()
+                self._resolved[key] = (commit, now)
+        return commit
+
+    def _cached(self, key: tuple[str, str]) -> str | None:
         with self._lock:
             hit = self._resolved.get(key)
-        if hit is not None and not fresh and now - hit[1] < self.ref_ttl:
+        if hit is not None and time.monotonic() - hit[1] < self.ref_ttl:
             return hit[0]
-        commit = self._resolve(repo_id, revision)
-        with self._lock:
-            if len(self._resolved) > 4096:
-                self._resolved.clear()
-            self._resolved[key] = (commit, now)
-        return commit
+        return None
 
     def forget(self, repo_id: str) -> None:
         with self._lock:
