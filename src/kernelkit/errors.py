@@ -36,6 +36,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 class KernelkitError(Exception):
@@ -327,6 +328,28 @@ class UnsupportedDependencyError(KernelkitError, ValueError):
 class UsageError(KernelkitError):
     """A command was called with arguments that cannot work together (exit code 2, as argparse
     uses for the errors it finds itself)."""
+
+
+
+# --- kernelkit serve --------------------------------------------------------------------------
+
+
+class ServeApiError(KernelkitError):
+    """A request ``kernelkit serve`` refuses: rendered as an HTTP error with ``status``, the
+    Hub's ``X-Error-Code`` header (``code``) and extra JSON fields."""
+
+    def __init__(self, status: int, message: str, code: str | None = None,
+                 **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.extra = status, code, extra
+
+
+class CommitBodyError(KernelkitError, ValueError):
+    """A commit request body is not what the Hub API expects."""
+
+
+class RefConflict(HubError):
+    """A branch/tag that should not exist does, or a parent commit is stale."""
 
 
 # --- exit codes ---------------------------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_warm_pinned_call_makes_no_hub_calls(env: dict[str, Any]) -> None:
     commit = publish(hub, tmp, REPO, "v1", {HOST: dict(uid=uid())})
     cold = CountingHub(hub)
     module = api.get_kernel(REPO, revision=commit, hub=cold)
-    assert cold.calls == ["resolve", "list_dirs", "list_files", "fetch"]
+    assert cold.calls == ["resolve", "read_file", "list_dirs", "list_files", "fetch"]
     warm = CountingHub(hub)
     assert api.get_kernel(REPO, revision=commit, hub=warm) is module
     assert api.install_kernel(REPO, revision=commit, hub=warm).is_dir()

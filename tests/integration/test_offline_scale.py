@@ -40,6 +40,8 @@ WORKER = textwrap.dedent('''
             self._log("list_files"); return super().list_files(repo_id, commit, path)
         def fetch(self, repo_id, commit, paths, dest):
             self._log("fetch"); return super().fetch(repo_id, commit, paths, dest)
+        def read_file(self, repo_id, commit, path):
+            self._log("read_file"); return super().read_file(repo_id, commit, path)
     while time.time() < float(start):
         time.sleep(0.005)
     m = get_kernel("acme/scale", version=1, hub=CountingHub(Path(hub_root)),
@@ -81,9 +83,10 @@ def run_workers(hub: LocalGitHub, tmp_path: Path, n: int) -> list[str]:
     return log.read_text().splitlines()
 
 
-def test_cold_get_kernel_makes_four_hub_calls(hub: LocalGitHub, tmp_path: Path) -> None:
+def test_cold_get_kernel_makes_five_hub_calls(hub: LocalGitHub, tmp_path: Path) -> None:
     calls = [line.split()[1] for line in run_workers(hub, tmp_path, 1)]
-    assert calls == ["list_refs", "list_dirs", "list_files", "fetch"]
+    # read_file: the commit's kernel-status.toml (a redirect?), once per commit
+    assert calls == ["list_refs", "read_file", "list_dirs", "list_files", "fetch"]
     # warm: the second load (new process) pays one list_refs for the moving branch v1
     warm = [line.split()[1] for line in run_workers(hub, tmp_path, 1)][len(calls):]
     assert warm == ["list_refs"]  # the moving branch v1 only

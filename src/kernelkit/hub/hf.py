@@ -47,9 +47,11 @@ def git_blob_id(path: Path) -> str:
 class HuggingFaceHub:
     """The Hugging Face Hub (or anything speaking its API at ``endpoint``)."""
 
-    def __init__(self, token: str | None = None, endpoint: str | None = None) -> None:
+    def __init__(self, token: str | None = None, endpoint: str | None = None, *,
+                 private: bool = False) -> None:
         self.token = token
         self.endpoint = endpoint
+        self.private = private  # visibility of repositories this hub object creates
         self._api_obj: Any = None
         self._trees: dict[tuple[str, str, str], list[FileEntry]] = {}
 
@@ -82,6 +84,12 @@ class HuggingFaceHub:
             raise RevisionNotFoundError(repo_id, revision or "?", self._available(repo_id)) \
                 from None
         except hf.HfHubHTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else None
+            if status in (401, 403):
+                raise HubError(f"{self!r} refused the request for {repo_id} ({status}): "
+                               f"{exc.server_message or exc}",
+                               hint="set HF_TOKEN to a token that may write to this hub"
+                               ) from None
             raise HubError(f"{self!r} failed for {repo_id}: {exc}",
                            hint="retry later, or check HF_ENDPOINT/HF_TOKEN") from None
         except hf.OfflineModeIsEnabled:
@@ -183,29 +191,56 @@ class HuggingFaceHub:
     def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
                 delete_prefixes: tuple[str, ...] = (),
                 message: str = "Upload with kernelkit") -> str:
-        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+        return self._commit(repo_id, branch, files, delete_prefixes, message, False)[0]
 
+    def publish_pr(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
+                   delete_prefixes: tuple[str, ...] = (),
+                   message: str = "Upload with kernelkit") -> tuple[str, str | None]:
+        """Like :meth:`publish`, but open a pull request against ``branch`` (created from
+        ``main`` if missing) instead of moving it. Returns ``(commit, pull request URL)``; no
+        changes: ``(branch head, None)`` and no pull request."""
+        return self._commit(repo_id, branch, files, delete_prefixes, message, True)
+
+    def web_url(self, repo_id: str, branch: str) -> str:
+        base = (self.endpoint or "https://huggingface.co").rstrip("/")
+        return f"{base}/kernels/{repo_id}/tree/{branch}"
+
+    def _commit(self, repo_id: str, branch: str, files: Mapping[str, Path],
+                delete_prefixes: tuple[str, ...], message: str,
+                create_pr: bool) -> tuple[str, str | None]:
         check_publish(branch, files)
         with self._errors(repo_id, branch):
-            self.api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True)
-            refs = self.list_refs(repo_id)
-            if branch not in refs.branches:
-                self.api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE,
-                                       exist_ok=True)
-                refs = self.list_refs(repo_id)
-            old = refs.branches[branch]
-            remote = {e.path: e for e in self.list_files(repo_id, old)}
-            ops: list[Any] = [CommitOperationDelete(path_in_repo=p) for p in sorted(remote)
-                              if _under(p, delete_prefixes) and p not in files]
-            ops += [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(files[p]))
-                    for p in sorted(files)
-                    if p not in remote or remote[p].blob_id != git_blob_id(files[p])]
+            self.api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True,
+                                 private=self.private or None)
+            old = self._branch_head(repo_id, branch)
+            ops = self._operations(repo_id, old, files, delete_prefixes)
             if not ops:
-                return old
+                return old, None
             info = self.api.create_commit(repo_id, ops, commit_message=message,
                                           repo_type=REPO_TYPE, revision=branch,
-                                          parent_commit=old)
-        return str(info.oid)
+                                          parent_commit=old, create_pr=create_pr)
+        return str(info.oid), (str(info.pr_url) if info.pr_url else None)
+
+    def _branch_head(self, repo_id: str, branch: str) -> str:
+        refs = self.list_refs(repo_id)
+        if branch not in refs.branches:
+            self.api.create_branch(repo_id, branch=branch, repo_type=REPO_TYPE, exist_ok=True)
+            refs = self.list_refs(repo_id)
+        return refs.branches[branch]
+
+    def _operations(self, repo_id: str, old: str, files: Mapping[str, Path],
+                    delete_prefixes: tuple[str, ...]) -> list[Any]:
+        """Deletions under ``delete_prefixes`` not re-added, and additions whose git blob id
+        differs from the remote file's."""
+        from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+        remote = {e.path: e for e in self.list_files(repo_id, old)}
+        ops: list[Any] = [CommitOperationDelete(path_in_repo=p) for p in sorted(remote)
+                          if _under(p, delete_prefixes) and p not in files]
+        ops += [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(files[p]))
+                for p in sorted(files)
+                if p not in remote or remote[p].blob_id != git_blob_id(files[p])]
+        return ops
 
     def tag(self, repo_id: str, tag: str, commit: str) -> None:
         check_ref_name(tag, "tag")

@@ -54,6 +54,8 @@ class UploadResult:
     changed: bool
     main_commit: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    #: ``(branch, pull request URL)`` for each branch a pull request was opened against
+    pull_requests: tuple[tuple[str, str], ...] = ()
 
 
 # --- planning ------------------------------------------------------------------------------
@@ -190,26 +192,59 @@ def check_tag(tag: str, branch: str) -> str:
 
 
 def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | None = None,
-           tag: str | None = None, message: str | None = None) -> UploadResult:
-    """Verify the build tree at ``path`` and publish it to ``hub`` (see module docstring)."""
+           tag: str | None = None, message: str | None = None,
+           create_pr: bool = False) -> UploadResult:
+    """Verify the build tree at ``path`` and publish it to ``hub`` (see module docstring).
+
+    ``create_pr``: open pull requests (one per branch with changes, as upstream) instead of
+    moving the branches; only hubs with pull requests (the Hugging Face Hub API) can."""
     import tempfile
 
+    if create_pr and tag is not None:
+        raise HubError("--tag cannot be used with --create-pr: a release tag names a commit "
+                       "of the version branch, and a pull request is not merged yet",
+                       hint="tag the release after the pull request is merged")
+    if create_pr and not hasattr(hub, "publish_pr"):
+        raise HubError(f"{hub!r} has no pull requests, so --create-pr cannot be used",
+                       hint="publish to a Hugging Face Hub API endpoint (--hub hf), or drop "
+                            "--create-pr")
     with tempfile.TemporaryDirectory(prefix="kernelkit-upload-") as tmp:
         plan = plan_upload(Path(path), repo_id=repo_id, branch=branch, staging=Path(tmp))
         if tag is not None:
             check_tag(tag, plan.branch)
+        if create_pr:
+            return _publish_pr(plan, hub, message or DEFAULT_MESSAGE)
         return _publish(plan, hub, tag, message or DEFAULT_MESSAGE)
+
+
+def _prefixes(plan: UploadPlan, old: str | None) -> tuple[str, ...]:
+    if old is None:
+        return ("build/", "benchmarks/")
+    return (*tuple(f"build/{v}/" for v in plan.variants), "benchmarks/benchmark")
+
+
+def _publish_pr(plan: UploadPlan, hub: Hub, message: str) -> UploadResult:
+    publish_pr = getattr(hub, "publish_pr")  # noqa: B009 - checked by upload()
+    exists = hub.repo_exists(plan.repo_id)
+    old = hub.list_refs(plan.repo_id).branches.get(plan.branch) if exists else None
+    commit, url = publish_pr(plan.repo_id, plan.branch, plan.files,
+                             delete_prefixes=_prefixes(plan, old), message=message)
+    prs = [(plan.branch, url)] if url else []
+    main_commit = None
+    if plan.readme is not None and plan.branch != "main":
+        main_commit, main_url = publish_pr(plan.repo_id, "main", {"README.md": plan.readme},
+                                           message=message)
+        prs += [("main", main_url)] if main_url else []
+    return UploadResult(plan.repo_id, plan.branch, commit, None, plan.variants,
+                        changed=bool(prs), main_commit=main_commit, warnings=plan.warnings,
+                        pull_requests=tuple(prs))
 
 
 def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> UploadResult:
     exists = hub.repo_exists(plan.repo_id)
     old = hub.list_refs(plan.repo_id).branches.get(plan.branch) if exists else None
-    if old is None:
-        prefixes: tuple[str, ...] = ("build/", "benchmarks/")
-    else:
-        prefixes = (*tuple(f"build/{v}/" for v in plan.variants), "benchmarks/benchmark")
-    commit = hub.publish(plan.repo_id, plan.branch, plan.files, delete_prefixes=prefixes,
-                         message=message)
+    commit = hub.publish(plan.repo_id, plan.branch, plan.files,
+                         delete_prefixes=_prefixes(plan, old), message=message)
     main_commit = None
     if plan.readme is not None and plan.branch != "main":
         main_commit = hub.publish(plan.repo_id, "main", {"README.md": plan.readme},

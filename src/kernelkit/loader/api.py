@@ -7,6 +7,7 @@ commit id (``revision=<40 hex>``, already cached) touches nothing but the cache.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -157,11 +158,26 @@ def _install(repo_id: str, revision: str | None, version: int | str | None, back
     lazy = LazyHub(hub, settings.open_hub)
     rc = RepoCache.of(settings.cache_dir, repo_id)
     commit = resolve_commit(lazy, rc, revision, version, offline=offline)
+    rc, commit = _follow_redirect(lazy, rc, commit, settings, offline=offline)
     decisions = rank_variants(variant_names(lazy, rc, commit, offline=offline), system)
     variant = best_variant(decisions)
     if variant is None:
         raise _no_variant(repo_id, revision, version, commit, decisions, system)
     return ensure_variant(lazy, rc, commit, variant, offline=offline), commit
+
+
+def _follow_redirect(lazy: LazyHub, rc: RepoCache, commit: str, settings: Settings, *,
+                     offline: bool) -> tuple[RepoCache, str]:
+    """Apply the commit's ``kernel-status.toml`` redirect, if any (one hop, as upstream)."""
+    from kernelkit.loader.status import redirect_of
+
+    redirect = redirect_of(lazy, rc, commit, offline=offline)
+    if redirect is None:
+        return rc, commit
+    destination, dest_revision = redirect
+    warnings.warn(f"'{rc.repo_id}' redirected to '{destination}'", UserWarning, stacklevel=4)
+    target = RepoCache.of(settings.cache_dir, destination)
+    return target, resolve_commit(lazy, target, dest_revision, None, offline=offline)
 
 
 def _no_variant(repo_id: str, revision: str | None, version: int | str | None, commit: str,

@@ -1,0 +1,68 @@
+"""``kernelkit serve``: serve a hub directory over the Hugging Face Hub HTTP API."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kernelkit.errors import KernelkitError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="serve a hub directory over the Hugging Face Hub API",
+        description="Serve the kernel repositories of a hub directory over the subset of the "
+        "Hugging Face Hub HTTP API that huggingface_hub, upstream kernels and kernelkit use. "
+        "Point clients at it with HF_ENDPOINT=http://HOST:PORT.",
+    )
+    p.add_argument("--hub", type=Path, help="hub directory (default: $KERNELKIT_HUB_DIR, "
+                   "~/.cache/kernelkit/hub)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: "
+                   "127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    p.add_argument("--token-file", type=Path, action="append", default=[],
+                   help="file of write tokens, one per line (may repeat); without one the hub "
+                   "is read-only")
+    p.add_argument("--read-token-file", type=Path, action="append", default=[],
+                   help="file of read-only tokens, one per line (may repeat)")
+    p.add_argument("--require-read-token", action="store_true",
+                   help="refuse anonymous reads (default: anyone may read public repositories)")
+    p.add_argument("--trusted-publisher", action="append", default=[], metavar="ORG",
+                   help="organisation reported as a trusted kernel publisher to upstream "
+                   "kernels (may repeat; '*' for every organisation)")
+    p.add_argument("--graceful-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="on SIGINT/SIGTERM, how long requests in flight may take to finish")
+    p.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)  # tests
+    p.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from kernelkit.serve.server import serve
+    except ImportError as exc:  # pragma: no cover - the extra is missing
+        raise KernelkitError(f"kernelkit serve needs starlette and uvicorn ({exc})",
+                             hint="pip install 'kernelkit[serve]'") from None
+    from kernelkit.serve.config import ServeConfig, read_token_file
+    from kernelkit.util.paths import default_hub_dir
+
+    hub = (args.hub or default_hub_dir()).expanduser().resolve()
+    if hub.exists() and not hub.is_dir():
+        raise KernelkitError(f"hub directory {hub} is a file", hint="pass a directory with --hub")
+    write = tuple(t for f in args.token_file for t in read_token_file(f))
+    read = tuple(t for f in args.read_token_file for t in read_token_file(f))
+    if args.require_read_token and not (write or read):
+        raise KernelkitError("--require-read-token needs --token-file or --read-token-file",
+                             hint="give the tokens that may read")
+    config = ServeConfig(hub_dir=hub, write_tokens=write, read_tokens=read,
+                         read_requires_token=args.require_read_token,
+                         trusted_publishers=tuple(args.trusted_publisher),
+                         page_size=max(1, args.page_size))
+    mode = "read-write" if write else "read-only (no --token-file)"
+    print(f"serving {hub} at http://{args.host}:{args.port} ({mode}); "
+          f"clients: HF_ENDPOINT=http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+    serve(config, host=args.host, port=args.port, access_log=not args.no_access_log,
+          graceful_timeout=args.graceful_timeout)
+    return 0

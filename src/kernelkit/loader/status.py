@@ -1,0 +1,77 @@
+"""``kernel-status.toml`` redirects (upstream-loader.md §2.9).
+
+A repository may hold ``kernel-status.toml`` at its root::
+
+    kind = "redirect"
+    destination = "org/new-name"   # required
+    revision = "v2"                # optional, default "main"
+
+Loading such a commit loads ``destination`` at ``revision`` instead (one hop, as upstream), with
+a ``UserWarning("'<src>' redirected to '<dst>'")``. A missing file means no redirect; a file
+without ``kind``, with an unknown kind or without ``destination`` is an error naming the file.
+
+The answer for a commit is cached in ``<cache>/<org>--<name>/<commit>/status.json`` (commits are
+immutable), so warm loads ask the hub nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from kernelkit.errors import HubError
+from kernelkit.util.fs import atomic_write_text
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from kernelkit.loader.cache import RepoCache
+    from kernelkit.loader.install import LazyHub
+
+STATUS_FILE = "kernel-status.toml"
+
+
+def parse_status(text: str, where: str) -> tuple[str, str] | None:
+    """``(destination, revision)`` of a redirect; ``HubError`` naming ``where`` if invalid."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise HubError(f"{where}: invalid TOML ({exc})",
+                       hint="ask the repository's publisher to fix kernel-status.toml") from None
+    kind = data.get("kind")
+    if not kind:
+        raise HubError(f"{where}: no 'kind' field", hint='kernel-status.toml needs kind = '
+                       '"redirect" and a destination')
+    if kind != "redirect":
+        raise HubError(f"{where}: unknown kind {kind!r}", hint='the only kind is "redirect"')
+    destination = data.get("destination")
+    if not isinstance(destination, str) or not destination:
+        raise HubError(f"{where}: a redirect needs a 'destination' (\"org/name\")",
+                       hint="ask the repository's publisher to fix kernel-status.toml")
+    revision = data.get("revision", "main")
+    return destination, str(revision)
+
+
+def redirect_of(hub: LazyHub, rc: RepoCache, commit: str, *,
+                offline: bool) -> tuple[str, str] | None:
+    """The redirect recorded at ``commit`` of ``rc.repo_id``, if any (cached per commit)."""
+    cached = rc.commit_dir(commit) / "status.json"
+    try:
+        data = json.loads(cached.read_bytes())
+        found = data.get("redirect") if isinstance(data, dict) else None
+        return (str(found[0]), str(found[1])) if isinstance(found, list) else None
+    except (FileNotFoundError, NotADirectoryError, ValueError, IndexError):
+        pass
+    if offline or rc.read_variants(commit) is not None:
+        # never recorded, but this commit's own variants were listed (by a download or a load
+        # before redirects were checked), or offline: load what is there
+        return None
+    raw = hub.get().read_file(rc.repo_id, commit, STATUS_FILE)
+    redirect = None if raw is None else parse_status(
+        raw.decode("utf-8", errors="replace"), f"{rc.repo_id}@{commit[:12]}:{STATUS_FILE}")
+    atomic_write_text(cached, json.dumps({"redirect": list(redirect) if redirect else None}))
+    return redirect
