@@ -7,10 +7,10 @@ Variant discovery (upstream-builder.md §4.1): the first of ``<dir>/result``, ``
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kernelkit.artifact.digest import Digest
+from kernelkit.artifact.digest import Digest, metadata_digest
 from kernelkit.artifact.metadata import Metadata
 
 
@@ -52,5 +52,8 @@ def seal_variant(variant_dir: Path, metadata: Metadata, algorithm: str = "sha256
     """Remove bytecode, compute the digest of the variant's files, write ``metadata.json``."""
     remove_bytecode(variant_dir)
     sealed = metadata.with_digest(Digest.of_variant(variant_dir, algorithm))
+    assert sealed.digest is not None
+    own = metadata_digest(sealed.to_json(), algorithm)
+    sealed = sealed.with_digest(replace(sealed.digest, metadata=own))
     sealed.write(variant_dir / "metadata.json")
     return sealed

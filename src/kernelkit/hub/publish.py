@@ -86,7 +86,10 @@ def verify_variant(vdir: Path) -> Metadata:
     if meta.digest is None:
         raise IntegrityError(vdir / "metadata.json", "a digest of the variant's files", "none",
                              hint="the variant is not sealed: rebuild it with `kernelkit build`")
-    problems = meta.digest.verify(vdir)
+    import json
+
+    bad_meta = meta.digest.check_metadata(json.loads((vdir / "metadata.json").read_bytes()))
+    problems = ([bad_meta] if bad_meta else []) + meta.digest.verify(vdir)
     if problems:
         first = problems[0]
         listed = "; ".join(str(p) for p in problems[:5])

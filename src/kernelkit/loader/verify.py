@@ -32,13 +32,14 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
         if actual != expected_metadata_sha256:
             raise IntegrityError(f"{where}/metadata.json", f"sha256:{expected_metadata_sha256}",
                                  f"sha256:{actual}")
-    metadata = Metadata.read(meta_path)
+    metadata, data = read_metadata(meta_path)
     digest = metadata.digest or fallback
     if digest is None:
         log.warning("%s: metadata.json has no digest; its files cannot be verified "
                     "(rebuild the kernel with a current builder to add one)", where)
         return metadata, Digest.of_variant(variant_dir)
-    violations = digest.verify(variant_dir)
+    bad_meta = digest.check_metadata(data) if metadata.digest is not None else None
+    violations = ([bad_meta] if bad_meta else []) + digest.verify(variant_dir)
     if violations:
         v = violations[0]
         raise IntegrityError(
@@ -49,6 +50,14 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
                  "the variant is corrupt or was tampered with and was not imported",
         )
     return metadata, digest
+
+
+def read_metadata(path: Path) -> tuple[Metadata, object]:
+    """The typed metadata and the parsed JSON it came from (the digest covers the latter)."""
+    import json
+
+    metadata = Metadata.read(path)  # every read or parse error becomes a MetadataError
+    return metadata, json.loads(path.read_bytes())
 
 
 def reverify(variant_dir: Path, receipt_path: Path, where: str) -> None:

@@ -19,8 +19,8 @@ from kernelkit.lock.hashing import HASH_PREFIX, HASH_TYPE
 from kernelkit.util.fs import atomic_write_text
 
 LOCK_NAME = "kernels.lock"
-_SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-_HASH_RE = re.compile(r"^sha256-[0-9a-f]{64}$")
+_SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
+_HASH_RE = re.compile(r"^sha256-[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
