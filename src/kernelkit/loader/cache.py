@@ -6,8 +6,8 @@ Layout (one directory per repository; everything under a commit is immutable)::
                                         repository id keeps ``a/b--c`` and ``a--b/c`` apart)
         refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
                                         pointed to when last seen online (percent-quoted,
-                                        ``identity.ref_file_name``); written by ``kernelkit.lock.offline.
-                                        record_refs`` after every ``list_refs``
+                                        ``identity.ref_file_name``); written by
+                                        ``record_refs`` after every ``list_refs``
         <commit>/variants.json          the variant names under ``build/`` at that commit
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
