@@ -47,6 +47,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KernelkitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a destination that is not writable, a path that is a file, ...
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}\n  hint: check that the path exists and "
+              "that you may write there", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

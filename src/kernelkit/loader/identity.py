@@ -29,13 +29,17 @@ _PY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PREFIX_CHARS = 60  # readable part of a cache folder name (the hash makes it unique)
 
 
-def check_repo_id(repo_id: object) -> str:
-    """``org/name`` with safe parts (fullmatch), else ``HubError`` naming the id."""
+def is_repo_id(repo_id: object) -> bool:
+    """``org/name`` with safe parts (fullmatch: a trailing newline is not safe)."""
     parts = repo_id.split("/") if isinstance(repo_id, str) else []
-    if len(parts) != 2 or not all(
-        _REPO_PART.fullmatch(p) and not p.endswith(".git") and len(p) <= MAX_REPO_PART
-        for p in parts
-    ):
+    return len(parts) == 2 and all(
+        _REPO_PART.fullmatch(p) is not None and not p.endswith(".git")
+        and len(p) <= MAX_REPO_PART for p in parts)
+
+
+def check_repo_id(repo_id: object) -> str:
+    """:func:`is_repo_id`, else ``HubError`` naming the id."""
+    if not is_repo_id(repo_id):
         raise HubError(
             f"invalid repository id {repo_id!r}",
             hint="use <org>/<name> with letters, digits, '.', '_' and '-', each part at most "
