@@ -32,6 +32,10 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
     (``VersionRequestError``, ``VersionNotFoundError``: both ``ValueError``)."""
     if revision is not None:
         check_revision(revision)  # "main\n" must never reach a hub or name a ref file
+    if version is not None:
+        from kernelkit.lock.versions import parse_version_request
+
+        parse_version_request(version)  # a bad request fails before any hub call
     if (version is None and revision is not None and is_full_commit(revision)
             and (offline or rc.read_variants(revision) is not None)):
         return revision  # immutable and known: no hub call (the warm pinned path)
