@@ -22,7 +22,6 @@ from kernelkit.errors import (  # noqa: E402
     HubError,
     IntegrityError,
     LockError,
-    ManifestError,
     VersionRequestError,
 )
 from kernelkit.hub.local import LocalGitHub  # noqa: E402

@@ -90,7 +90,7 @@ def _parse_entry(entry: Any, index: int, source: Path | str) -> KernelLock:
                 f"{where} ({repo_id}): variant {name!r} must be "
                 f'{{"hash": "{HASH_PREFIX}<64 hex>", "hash_type": "{HASH_TYPE}"}}', hint=hint)
         out[name] = VariantLock(v["hash"], v["hash_type"])
-    return KernelLock(repo_id, sha, out)
+    return KernelLock(str(repo_id), sha, out)
 
 
 def read_locks(path: Path) -> list[KernelLock]:
