@@ -22,9 +22,10 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
     """Hash the variant's files and compare with its digest; raise ``IntegrityError`` naming the
     first bad file. Returns the metadata and the digest that was checked.
 
-    ``expected_metadata_sha256`` (from a receipt) pins ``metadata.json`` itself. ``fallback`` is
-    used for variants whose metadata has no digest (older builds): the digest computed when the
-    variant was first downloaded (trust on first use).
+    ``expected_metadata_sha256`` (from a receipt) pins ``metadata.json`` itself. ``fallback``
+    (from a receipt written by an older kernelkit, which trusted digest-less variants on first
+    use) is used for a cached variant whose metadata has no digest; a *download* without a
+    digest is refused.
     """
     meta_path = variant_dir / "metadata.json"
     if expected_metadata_sha256 is not None:
@@ -34,10 +35,12 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
                                  f"sha256:{actual}")
     metadata, data = read_metadata(meta_path)
     digest = metadata.digest or fallback
-    if digest is None:
-        log.warning("%s: metadata.json has no digest; its files cannot be verified "
-                    "(rebuild the kernel with a current builder to add one)", where)
-        return metadata, Digest.of_variant(variant_dir)
+    if digest is None:  # fail closed: nothing says what the files should be
+        raise IntegrityError(
+            f"{where}/metadata.json", "a digest of the variant's files", "none",
+            hint="the variant's metadata.json has no digest, so its files cannot be verified "
+                 "and it was not imported; ask the publisher to rebuild it with a current "
+                 "builder (or inspect it and load it with get_local_kernel)")
     bad_meta = digest.check_metadata(data) if metadata.digest is not None else None
     violations = ([bad_meta] if bad_meta else []) + digest.verify(variant_dir)
     if violations:
