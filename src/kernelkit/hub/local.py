@@ -28,6 +28,7 @@ from kernelkit.hub.names import (
     under_prefixes,
 )
 from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.util.fs import file_lock, remove_stale_siblings
 
 FILE_MODE = "100644"
 
@@ -69,6 +70,17 @@ class LocalGitHub:
                 hint=f"publish it first: `kernelkit upload --repo-id {repo_id} --hub {self.root}`",
             )
         return repo
+
+    @staticmethod
+    def _init(repo: GitRepo) -> None:
+        """Create the repository if missing, first removing what an interrupted (killed)
+        creation left behind; under a lock so a live creation is never removed."""
+        if repo.exists():
+            return
+        lock = repo.git_dir.parent / f".{repo.git_dir.name}.init.lock"
+        with file_lock(lock):
+            remove_stale_siblings(repo.git_dir, ("init",))
+            repo.init()
 
     def repo_exists(self, repo_id: str) -> bool:
         return self.repo(repo_id).exists()
@@ -144,7 +156,7 @@ class LocalGitHub:
                 message: str = "Upload with kernelkit") -> str:
         check_publish(branch, files)
         repo = self.repo(repo_id)
-        repo.init()
+        self._init(repo)
         old, new = self.build_commit(repo, branch, files, delete_prefixes, message)
         if new == old:
             return new
@@ -165,7 +177,7 @@ class LocalGitHub:
         check_publish(branch, files)
         check_ref_name(tag, "tag")
         repo = self.repo(repo_id)
-        repo.init()
+        self._init(repo)
         old, new = self.build_commit(repo, branch, files, delete_prefixes, message)
         current = repo.lookup([f"refs/tags/{tag}^{{commit}}"])[0]
         if current is not None and current[0] == new and new == old:
