@@ -84,6 +84,12 @@ def git_fsck(git_dir: Path) -> None:
 
 
 def staging_leftovers(root: Path) -> list[Path]:
-    """Temporary siblings (``.<name>.<tag>-<hex>``) anywhere under ``root``."""
-    tags = (".fetch-", ".old-", ".incomplete", ".init-", ".tmp-")
-    return [p for p in root.rglob(".*") if any(t in p.name for t in tags)]
+    """Temporary siblings (``.<name>.<tag>-<hex>``) anywhere under ``root``. Temporary files
+    of the cache's tiny unlocked writes (``variants.json``, ``refs/``) are removed by the next
+    write once a minute old, so fresh ones are not counted."""
+    import time
+
+    tags = (".fetch-", ".old-", ".incomplete", ".init-", ".tmp-", ".building-")
+    found = [p for p in root.rglob(".*") if any(t in p.name for t in tags)]
+    return [p for p in found if not ((".variants.json." in p.name or p.parent.name == "refs")
+                                     and time.time() - p.lstat().st_mtime < 60)]

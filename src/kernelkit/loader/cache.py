@@ -31,8 +31,9 @@ from kernelkit.loader.identity import (
     ref_file_name,
     ref_from_file_name,
 )
-from kernelkit.util.fs import atomic_write_text
+from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
 
+STALE_TEMP_S = 60.0  # a temp file of a tiny write this old belongs to a killed writer
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
@@ -90,6 +91,7 @@ class RepoCache:
         if not is_full_commit(commit) or not is_revision(ref):
             return
         if self.read_ref(ref) != commit:
+            remove_stale_temp_files(self.ref_path(ref), STALE_TEMP_S)
             atomic_write_text(self.ref_path(ref), commit)
 
     def refs(self) -> dict[str, str]:
@@ -128,5 +130,6 @@ class RepoCache:
         return names
 
     def write_variants(self, commit: str, names: list[str]) -> None:
+        remove_stale_temp_files(self.commit_dir(commit) / "variants.json", STALE_TEMP_S)
         atomic_write_text(self.commit_dir(commit) / "variants.json",
                           json.dumps({"variants": sorted(names)}))

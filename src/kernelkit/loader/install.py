@@ -22,6 +22,7 @@ from kernelkit.util.fs import (
     file_lock,
     recover_dir,
     remove_stale_siblings,
+    remove_stale_temp_files,
     replace_dir,
     temp_sibling,
 )
@@ -70,6 +71,7 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
         # the lock is ours: staging left by an interrupted (killed) download is garbage now
         recover_dir(final)
         remove_stale_siblings(final, ("fetch", "old"))
+        remove_stale_temp_files(rc.receipt_path(commit, variant))
         # another process may have installed it while this one waited for the lock
         if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
             return final

@@ -103,6 +103,24 @@ def remove_stale_siblings(path: Path, tags: tuple[str, ...]) -> int:
     return n
 
 
+def remove_stale_temp_files(path: Path, min_age_s: float = 0.0) -> None:
+    """Remove the temporary files :func:`atomic_write_bytes` left for ``path`` when its writer
+    was killed, if older than ``min_age_s`` (0: the caller holds the writers' lock)."""
+    import time
+
+    now = time.time()
+    for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.incomplete"):
+        with contextlib.suppress(OSError):
+            if now - tmp.lstat().st_mtime >= min_age_s:
+                tmp.unlink()
+
+
+def glob_escape(name: str) -> str:
+    import glob
+
+    return glob.escape(name)
+
+
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 _renameat2: Any = None
