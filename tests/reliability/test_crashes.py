@@ -142,7 +142,7 @@ def test_kill_during_build_install(tmp_path: Path) -> None:
     for k in range(CONFIG.injections * 3):
         if injected >= CONFIG.injections:
             break
-        injected += run_and_kill(lambda: python(codes[k % 2]), window)
+        injected += run_and_kill(lambda k=k: python(codes[k % 2]), window)
         # dest is always one whole tree: the first build's or the second's
         if dest.exists():
             assert tree_hash(dest) in hashes
