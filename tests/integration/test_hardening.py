@@ -299,6 +299,21 @@ def test_unwritable_download_destination(env: dict[str, Any]) -> None:
     assert str(blocker) in err
 
 
+def test_unwritable_upload_and_to_wheel_destinations(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, "kernels-community/tw", "v1")
+    blocker = tmp / "file"
+    blocker.write_text("x")
+    proj = tmp / "p"
+    make_variant(proj / "build", HOST, uid=uid())
+    err = one_line_error(cli("upload", str(proj), "--repo-id", "acme/up", "--hub",
+                             str(blocker / "hub")))
+    assert str(blocker) in err
+    err = one_line_error(cli("to-wheel", "kernels-community/tw", "--version", "1", "--hub",
+                             str(hub.root), "--dest", str(blocker / "dist")))
+    assert str(blocker) in err
+
+
 def test_unwritable_init_destination(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
