@@ -64,3 +64,10 @@ def make_variant(
     meta = Metadata(name=name, id=ns, version=version, license="Apache-2.0", backend=backend)
     seal_variant(vdir, meta)
     return vdir
+
+
+def loaded_id(module: object) -> str:
+    """``metadata.id`` of a module loaded by kernelkit (module names no longer carry it)."""
+    from kernelkit import get_loaded_kernels
+
+    return next(lk.metadata.id for lk in get_loaded_kernels() if lk.module is module)

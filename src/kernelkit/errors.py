@@ -204,6 +204,10 @@ class HubError(KernelkitError):
     """The hub could not answer (missing repository, unreachable remote, failed publish)."""
 
 
+class PublishRaceError(HubError):
+    """A publish lost a compare-and-swap on a ref: another upload moved it first."""
+
+
 class RevisionNotFoundError(HubError):
     def __init__(self, repo_id: str, revision: str, available: Sequence[str] = ()) -> None:
         self.repo_id = repo_id

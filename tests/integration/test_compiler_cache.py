@@ -51,6 +51,9 @@ def test_rebuilds_hit_the_compiler_cache(img2gray_project: Path, tmp_path: Path)
 
     other = tmp_path / "checkout-b" / "img2gray"
     shutil.copytree(img2gray_project, other, ignore=shutil.ignore_patterns("build"))
+    killed = other / "build" / f".{cold.variant}.building-killed"  # a build killed mid-layout
+    killed.mkdir(parents=True)
     moved = _build(other, settings, [])
+    assert not killed.exists()
     assert moved.compiler_cache is not None and moved.compiler_cache.misses == 0
     assert moved.metadata.digest == cold.metadata.digest

@@ -20,7 +20,7 @@ from kernelkit.hub.local import LocalGitHub  # noqa: E402
 from kernelkit.loader import api  # noqa: E402
 from kernelkit.loader.cache import RepoCache  # noqa: E402
 from kernelkit.variants.host import InvalidBackendError, detect_system  # noqa: E402
-from tests.helpers import make_variant  # noqa: E402
+from tests.helpers import loaded_id, make_variant  # noqa: E402
 
 REPO = "kernels-community/demo"
 
@@ -88,7 +88,10 @@ def test_two_versions_side_by_side(env: dict[str, Any], caplog: pytest.LogCaptur
     assert f"You are using version 1 of '{REPO}', but version 2 is available." in caplog.text
     k2 = api.get_kernel(REPO, version=2, hub=hub)
     assert k1 is not k2
-    assert (k1.__name__, k2.__name__) == (f"_demo_cpu_{u1}", f"_demo_cpu_{u2}")
+    # module names come from kernelkit (the variant's cache path), not from metadata.id
+    assert k1.__name__ != k2.__name__
+    assert k1.__name__.startswith("_kernelkit_demo_") and k2.__name__.startswith("_kernelkit_demo_")
+    assert f"_demo_cpu_{u1}" not in sys.modules and f"_demo_cpu_{u2}" not in sys.modules
     assert sys.modules[k1.__name__] is k1 and sys.modules[k2.__name__] is k2
     x = torch.arange(4.0)
     assert torch.equal(getattr(torch.ops, f"_demo_cpu_{u1}").scale(x), x * 2)
@@ -307,7 +310,7 @@ def test_local_kernels_override(env: dict[str, Any], monkeypatch: pytest.MonkeyP
     counting = CountingHub(env["hub"])
     monkeypatch.setenv("LOCAL_KERNELS", f"other/x={tmp}/nope:untrusted/demo={tmp / 'local'}")
     module = api.get_kernel("untrusted/demo", version=7, hub=counting)  # no trust, no version
-    assert module.__name__ == f"_demo_cpu_{u}"
+    assert loaded_id(module) == f"_demo_cpu_{u}"
     assert torch.equal(module.scale(torch.ones(2)), torch.full((2,), 5.0))
     assert counting.calls == []
     [entry] = [lk for lk in api.get_loaded_kernels() if lk.module is module]
@@ -327,7 +330,7 @@ def test_get_local_kernel_layouts(tmp_path: Path) -> None:
     make_variant(root / "build", "torch212-cxx11-cpu-x86_64-linux", uid=uid())
     (root / "build" / "not-a-variant").mkdir()
     m_root = api.get_local_kernel(root)
-    assert m_root.__name__ == f"_demo_cpu_{u}"
+    assert loaded_id(m_root) == f"_demo_cpu_{u}"
     assert api.get_local_kernel(root / "build") is m_root
     assert api.get_local_kernel(vdir) is m_root
     assert api.get_local_kernel(str(vdir)) is m_root
@@ -352,7 +355,7 @@ def test_legacy_nested_layout(tmp_path: Path) -> None:
         shutil.move(str(vdir / f), str(pkg / f))
     seal_variant(vdir, Metadata.read(vdir / "metadata.json"))
     module = api.get_local_kernel(vdir)
-    assert module.__name__ == f"_nested_demo_cpu_{u}"
+    assert loaded_id(module) == f"_nested_demo_cpu_{u}"
     assert torch.equal(module.scale(torch.ones(1)), torch.full((1,), 6.0))
 
 

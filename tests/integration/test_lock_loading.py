@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zlib
@@ -14,6 +15,7 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import IntegrityError, LockError, OfflineError
 from kernelkit.hub.local import LocalGitHub
+from kernelkit.loader.cache import RepoCache
 from kernelkit.lock.api import get_locked_kernel, load_kernel
 from kernelkit.lock.download import download_locked
 from kernelkit.lock.project import lock_project
@@ -78,7 +80,9 @@ def test_load_kernel_in_a_fresh_process_with_hub_unreachable(
             f"lockfile={str(proj)!r}, cache_dir=__import__('pathlib').Path({str(dest)!r})); "
             "print(m.scale(torch.ones(1)).item())")
     env = {"PATH": "/usr/bin:/bin", "KERNELKIT_HUB": "git+ssh://unreachable.invalid/k",
-           "KERNELKIT_CACHE": str(tmp_path / "nothing"), "HOME": str(tmp_path)}
+           "KERNELKIT_CACHE": str(tmp_path / "nothing"), "HOME": str(tmp_path),
+           # the source under test, when it is not the installed one (a worktree)
+           **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "4.0"
@@ -102,7 +106,7 @@ def test_get_locked_kernel_fetches_the_locked_commit(project: tuple[Path, LocalG
     cache = tmp_path / "cache"
     mod = get_locked_kernel(repo, lockfile=proj / "kernels.lock", hub=hub, cache_dir=cache)
     assert mod.scale(torch.ones(1)).item() == 4.0
-    assert (cache / repo.replace("/", "--") / locked).is_dir()
+    assert RepoCache.of(cache, repo).commit_dir(locked).is_dir()
 
 
 def test_flipped_byte_in_downloaded_file_fails(project: tuple[Path, LocalGitHub, str],

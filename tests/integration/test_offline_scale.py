@@ -11,6 +11,7 @@ import pytest
 
 from kernelkit.errors import OfflineError
 from kernelkit.hub.local import LocalGitHub
+from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.offline import record_refs, select_offline
 from tests.helpers import make_variant
 
@@ -96,7 +97,8 @@ def test_eight_processes_one_download(hub: LocalGitHub, tmp_path: Path) -> None:
     lines = run_workers(hub, tmp_path, 8)
     fetches = [line for line in lines if line.endswith(" fetch")]
     assert len(fetches) == 1, lines
-    variant_dirs = list((tmp_path / "cache" / "acme--scale").glob("*/build/*/metadata.json"))
+    variant_dirs = list(RepoCache.of(tmp_path / "cache", "acme/scale").root.glob(
+        "*/build/*/metadata.json"))
     assert len(variant_dirs) == 1
 
 

@@ -1,5 +1,9 @@
 """Digests of a variant directory (upstream-builder.md §3.9).
 
+kernelkit adds one key to upstream's ``digest`` object: ``"metadata"``, the digest of
+``metadata.json``'s own content (its JSON object in canonical form, without this key), so the
+digest covers everything that influences loading. Upstream readers ignore the extra key.
+
 Every file of the variant (recursively; directory symlinks not followed) except the top-level
 ``metadata.json``/``metadata.json.sigstore``, anything under ``__pycache__`` and ``*.pyc`` is
 hashed; the value is standard base64 (with padding) of the raw digest; keys are POSIX relative
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -73,6 +78,7 @@ class Digest:
 
     algorithm: str = "sha256"
     files: dict[str, str] = field(default_factory=dict)
+    metadata: str | None = None  # digest of metadata.json's content (see module docstring)
 
     @classmethod
     def of_variant(cls, variant_dir: Path, algorithm: str = "sha256") -> Digest:
@@ -91,10 +97,27 @@ class Digest:
             isinstance(k, str) and isinstance(v, str) for k, v in files.items()
         ):
             raise ValueError("digest.files must map relative paths to base64 strings")
-        return cls(str(data["algorithm"]), dict(sorted(files.items(), key=lambda t: t[0].encode())))
+        meta = data.get("metadata")
+        if meta is not None and not isinstance(meta, str):
+            raise ValueError("digest.metadata must be a base64 string")
+        return cls(str(data["algorithm"]),
+                   dict(sorted(files.items(), key=lambda t: t[0].encode())), meta)
 
     def to_json(self) -> dict[str, object]:
-        return {"algorithm": self.algorithm, "files": dict(self.files)}
+        out: dict[str, object] = {"algorithm": self.algorithm, "files": dict(self.files)}
+        if self.metadata is not None:
+            out["metadata"] = self.metadata
+        return out
+
+    def check_metadata(self, metadata_json: object) -> Violation | None:
+        """Compare ``digest.metadata`` with the parsed ``metadata.json``; ``None`` when it
+        matches or (a build by an older or upstream builder) there is no such key."""
+        if self.metadata is None:
+            return None
+        actual = metadata_digest(metadata_json, self.algorithm)
+        if actual != self.metadata:
+            return Violation("hash-mismatch", "metadata.json", self.metadata, actual)
+        return None
 
     def verify(self, variant_dir: Path) -> list[Violation]:
         """Compare against the files on disk; return every violation (empty list: all good)."""
@@ -109,3 +132,14 @@ class Digest:
         out += [Violation("unknown-file", rel, None, got)
                 for rel, got in actual.files.items() if rel not in self.files]
         return out
+
+
+def metadata_digest(metadata_json: object, algorithm: str = "sha256") -> str:
+    """Digest of a ``metadata.json`` object in canonical JSON (sorted keys, no spaces), leaving
+    out ``digest.metadata`` itself."""
+    data = dict(metadata_json) if isinstance(metadata_json, dict) else {}
+    inner = data.get("digest")
+    if isinstance(inner, dict):
+        data["digest"] = {k: v for k, v in inner.items() if k != "metadata"}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return bytes_digest(text.encode("utf-8", "surrogatepass"), algorithm)

@@ -11,10 +11,10 @@ one variant (it holds a ``metadata.json``, or is named like one and holds ``__in
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kernelkit.artifact.digest import Digest
+from kernelkit.artifact.digest import Digest, metadata_digest
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.variants.name import is_variant_name
 
@@ -67,5 +67,8 @@ def seal_variant(variant_dir: Path, metadata: Metadata, algorithm: str = "sha256
     """Remove bytecode, compute the digest of the variant's files, write ``metadata.json``."""
     remove_bytecode(variant_dir)
     sealed = metadata.with_digest(Digest.of_variant(variant_dir, algorithm))
+    assert sealed.digest is not None
+    own = metadata_digest(sealed.to_json(), algorithm)
+    sealed = sealed.with_digest(replace(sealed.digest, metadata=own))
     sealed.write(variant_dir / "metadata.json")
     return sealed

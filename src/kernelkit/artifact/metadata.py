@@ -16,8 +16,10 @@ from kernelkit.artifact.digest import Digest
 from kernelkit.errors import MetadataError
 from kernelkit.util.fs import atomic_write_text
 
-_COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+_COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
+NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]\Z")
+#: ``id`` names the torch ops namespace; it is checked, and never used as a module name.
+ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,8 @@ class Metadata:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise MetadataError(source, f"not valid JSON ({exc})") from None
+        except RecursionError:
+            raise MetadataError(source, "not valid JSON (nested too deeply)") from None
         return cls.from_json(data, source)
 
     @classmethod
@@ -116,6 +120,8 @@ class Metadata:
             raw = path.read_bytes()
         except FileNotFoundError:
             raise MetadataError(path, "file not found") from None
+        except OSError as exc:
+            raise MetadataError(path, f"cannot read it ({exc.strerror or exc})") from None
         return cls.loads(raw, path)
 
 
@@ -130,8 +136,8 @@ def _req(data: dict[str, Any], key: str, typ: type) -> Any:
 
 def _from_json(data: dict[str, Any]) -> Metadata:
     name = _req(data, "name", str)
-    if not NAME_RE.match(name):
-        raise ValueError(f"name {name!r} is not a valid kernel name")
+    if not NAME_RE.match(name) or len(name) > 200:
+        raise ValueError(f"name {name[:80]!r} is not a valid kernel name")
     backend = _req(data, "backend", dict)
     btype = _req(backend, "type", str)
     archs = backend.get("archs")
@@ -147,20 +153,30 @@ def _from_json(data: dict[str, Any]) -> Metadata:
         raise TypeError("'kernel-depends' must be a list of tables")
     digest = Digest.from_json(data["digest"]) if "digest" in data else None
     prov = _provenance_from_json(data["provenance"]) if "provenance" in data else None
+    kernel_id = _req(data, "id", str)
+    if not ID_RE.fullmatch(kernel_id):
+        raise ValueError(f"id {kernel_id[:80]!r} is not a Python identifier")
     return Metadata(
         name=name,
-        id=_req(data, "id", str),
+        id=kernel_id,
         version=_req(data, "version", int),
         license=_req(data, "license", str),
         backend=btype,
         archs=tuple(archs) if archs is not None else None,
-        upstream=data.get("upstream"),
-        source=data.get("source"),
+        upstream=_opt_str(data, "upstream"),
+        source=_opt_str(data, "source"),
         python_depends=tuple(pydeps),
         kernel_depends=tuple(kdeps),
         digest=digest,
         provenance=prov,
     )
+
+
+def _opt_str(data: dict[str, Any], key: str) -> str | None:
+    val = data.get(key)
+    if val is not None and not isinstance(val, str):
+        raise TypeError(f"{key!r} must be a string")
+    return val
 
 
 def _commit_from_json(data: Any, where: str) -> Commit | None:

@@ -33,7 +33,14 @@ from kernelkit.builder.toolchain_lock import (
 )
 from kernelkit.builder.toolkit import CudaToolkit, ToolkitChoice, choose_cuda_toolkit
 from kernelkit.errors import CommandError, LockError, NotBuildableError
-from kernelkit.util.fs import atomic_write_text, file_lock, replace_dir, temp_sibling
+from kernelkit.util.fs import (
+    atomic_write_text,
+    file_lock,
+    recover_dir,
+    remove_stale_siblings,
+    replace_dir,
+    temp_sibling,
+)
 from kernelkit.util.run import run
 from kernelkit.variants.matrix import BuildTarget, Matrix, Pin, load_matrix
 
@@ -264,6 +271,8 @@ def ensure_env(spec: EnvSpec, envs_dir: Path, *, update: bool = False,
     (:class:`LockError`) unless ``update`` is true, which reinstalls it from the lock."""
     dest = envs_dir / spec.dirname
     with file_lock(envs_dir / ".locks" / f"{spec.dirname}.lock"):
+        recover_dir(dest)  # what a creation killed mid-way left behind
+        remove_stale_siblings(dest, ("new", "old"))
         probe = probe_env(dest, spec)
         if probe.ok:
             problems = _check_drift(dest, spec, probe)

@@ -33,7 +33,13 @@ from kernelkit.generate.python import render_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
 from kernelkit.manifest.model import KernelDependency, TorchFramework
-from kernelkit.util.fs import replace_dir, temp_sibling
+from kernelkit.util.fs import (
+    file_lock,
+    recover_dir,
+    remove_stale_siblings,
+    replace_dir,
+    temp_sibling,
+)
 from kernelkit.util.run import run
 
 
@@ -58,35 +64,35 @@ class Tools:
 def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
                   *, out_root: Path, jobs: int, nvcc_threads: int = 1, state: GitState | None,
                   cache: BuildCache | None = None, compiler_cache: Path | None = None,
-                  keep_workdir: bool = True, on_event: OnEvent = ignore_event) -> BuildResult:
+                  on_event: OnEvent = ignore_event) -> BuildResult:
     """Compile ``plan`` with ``env`` in ``workdir`` into ``out_root/<variant>``; raise
     :class:`BuildError` (naming the variant, with the compiler's error and the log) on failure.
-    ``compiler_cache`` is the ccache directory (``None``: no compiler cache);
-    ``keep_workdir=False`` removes everything but the log afterwards."""
+    ``compiler_cache`` is the ccache directory (``None``: no compiler cache). Holds the
+    variant's build lock, and first repairs what a killed build left (``recover_dir``)."""
     started = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
-    write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
-    log_path = workdir / "build.log"
-    log_path.write_text("", encoding="utf-8")
-    since = ninja_log_length(workdir / "cmake-build")
-    stats_log = workdir / "ccache-stats.log"
-    launch = ccache_environ(env.environ, cache_dir=compiler_cache,
-                            project=manifest.root.resolve(), stats_log=stats_log)
-    library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
-                                on_event, launch)
-    stats = read_stats(env.environ, stats_log) if launch else None
-    units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
-    key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
-    meta = variant_metadata(manifest, env, plan, state, cache_key=key)
-    dest = out_root / plan.variant
-    sealed = lay_out_variant(manifest, plan, library, meta, dest)
-    if cache is not None and key is not None:
-        cache.record(plan.variant, key, units)
-    if not keep_workdir:
-        for sub in ("src", "cmake-build", "out"):
-            shutil.rmtree(workdir / sub, ignore_errors=True)
-    return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started, units,
-                       stats)
+    with file_lock(workdir / "build.lock"):  # one build of a variant at a time
+        dest = out_root / plan.variant
+        recover_dir(dest)  # what a build killed mid-way left: the old tree back, staging removed
+        remove_stale_siblings(dest, ("building", "old"))
+        write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
+        log_path = workdir / "build.log"
+        log_path.write_text("", encoding="utf-8")
+        since = ninja_log_length(workdir / "cmake-build")
+        stats_log = workdir / "ccache-stats.log"
+        launch = ccache_environ(env.environ, cache_dir=compiler_cache,
+                                project=manifest.root.resolve(), stats_log=stats_log)
+        library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
+                                    on_event, launch)
+        stats = read_stats(env.environ, stats_log) if launch else None
+        units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
+        key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
+        meta = variant_metadata(manifest, env, plan, state, cache_key=key)
+        sealed = lay_out_variant(manifest, plan, library, meta, dest)
+        if cache is not None and key is not None:
+            cache.record(plan.variant, key, units)
+        return BuildResult(plan.variant, dest, log_path, sealed, time.monotonic() - started, units,
+                           stats)
 
 
 def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, workdir: Path,

@@ -52,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
                                  f"the local directory {path}")
         info = local_info(path)
     else:
-        from kernelkit.hub import open_hub
+        from kernelkit.cli.online import open_online_hub
 
         version: int | str | None = args.version
-        info = hub_info(open_hub(args.hub), args.kernel, revision=args.revision, version=version)
+        info = hub_info(open_online_hub(args.hub, "info"), args.kernel, revision=args.revision,
+                        version=version)
     print(json.dumps(info, indent=2) if args.json else _human(info))
     return 0

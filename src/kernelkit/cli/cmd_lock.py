@@ -26,10 +26,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.hub import open_hub
+    from kernelkit.cli.online import open_online_hub
     from kernelkit.lock.project import lock_project
 
-    result = lock_project(args.project, open_hub(args.hub), refresh=args.refresh)
+    result = lock_project(args.project, open_online_hub(args.hub, "lock"), refresh=args.refresh)
     for lock in result.locks:
         mark = "updated" if lock.repo_id in result.changed else "unchanged"
         print(f"{lock.repo_id}: {lock.sha} ({len(lock.variants)} variants, {mark})",

@@ -18,13 +18,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.hub import open_hub
+    from kernelkit.cli.online import open_online_hub
     from kernelkit.lock.report import versions_report
     from kernelkit.variants.choose import format_trace
     from kernelkit.variants.host import detect_system
 
     system = detect_system(args.backend)
-    rows = versions_report(open_hub(args.hub), args.repo_id, system)
+    rows = versions_report(open_online_hub(args.hub, "versions"), args.repo_id, system)
     print(f"System: {system.describe()}\n")
     if not any(r.kind in ("version", "release") for r in rows):
         print(f"Repository does not support kernel versions: {args.repo_id}")

@@ -50,8 +50,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.func(args) or ExitCode.OK)
-    except (KernelkitError, OSError) as exc:
+    except KernelkitError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return exit_code(exc)
+    except OSError as exc:  # a destination that is not writable, a path that is a file, ...
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"error: {exc.strerror or exc}{where}\n  hint: check that the path exists and "
+              "that you may write there", file=sys.stderr)
         return exit_code(exc)
     except KeyboardInterrupt as exc:
         print("interrupted", file=sys.stderr)

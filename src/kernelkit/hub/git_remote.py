@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from kernelkit.errors import HubError
+from kernelkit.errors import HubError, PublishRaceError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.names import (
@@ -40,6 +40,7 @@ class GitRemoteHub:
     def __init__(self, url: str, cache: Path, *, max_age: float = 5.0,
                  identity: tuple[str, str] = DEFAULT_IDENTITY) -> None:
         self.url = url[len("git+"):] if url.startswith("git+") else url
+        _check_placeholders(self.url)
         self.cache = Path(cache)
         self.max_age = max_age
         slug = hashlib.sha256(self.url.encode()).hexdigest()[:16]
@@ -139,10 +140,42 @@ class GitRemoteHub:
     # --- writing ---------------------------------------------------------------------------
 
     def _ensure_remote(self, repo_id: str) -> None:
-        """Create a missing *local* remote repository (``file://``); others must exist."""
+        """Create a missing *local* remote repository (``file://``); others must exist.
+
+        The hub directory (the parent of ``<org>/``) is created only inside an existing
+        directory other than the file-system root: a typo in the URL must not create
+        directories anywhere, least of all at ``/``."""
         local = self._local_remote(repo_id)
-        if local is not None and not local.exists():
-            local.init()
+        if local is None or local.exists():
+            return
+        root = local.git_dir.parent.parent
+        parent = root.parent
+        if not root.is_absolute() or parent == Path(parent.anchor) or not parent.is_dir():
+            raise HubError(
+                f"refusing to create the hub directory {root} for {self.remote_url(repo_id)}: "
+                f"{parent} does not exist or is the file-system root",
+                hint="fix the hub URL, or create the hub directory first (mkdir -p DIR)",
+            )
+        local.init()
+
+    def publish_tagged(self, repo_id: str, branch: str, files: Mapping[str, Path], *, tag: str,
+                       delete_prefixes: tuple[str, ...] = (),
+                       message: str = "Upload with kernelkit") -> str:
+        """:meth:`publish` and :meth:`tag` in one atomic push: both refs move, or neither."""
+        check_publish(branch, files)
+        check_ref_name(tag, "tag")
+        self._ensure_remote(repo_id)
+        repo = self.refresh(repo_id, force=True)
+        old, new = self.mirror.build_commit(repo, branch, files, delete_prefixes, message)
+        ref = f"refs/heads/{branch}"
+        specs = [f"{new}:refs/tags/{tag}"] + ([f"{new}:{ref}"] if new != old else [])
+        self._push(repo_id, repo, specs, f"--force-with-lease={ref}:{old or ''}",
+                   what=f"branch {branch} with tag {tag}",
+                   hint="another upload moved the branch first, or the tag exists already "
+                        "(tags never move): run the upload again or bump the tag")
+        repo.update_ref(ref, new, old, message)  # keep the mirror in step (best effort)
+        repo.update_ref(f"refs/tags/{tag}", new, None, f"tag {tag}")
+        return new
 
     def publish(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
                 delete_prefixes: tuple[str, ...] = (),
@@ -174,4 +207,22 @@ class GitRemoteHub:
                         check=False)
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).decode(errors="replace").strip()
-            raise HubError(f"push of {what} of {repo_id} to {url} was rejected:\n{out}", hint=hint)
+            raced = any(k in out for k in ("stale info", "fetch first", "non-fast-forward",
+                                           "cannot lock ref"))
+            cls = PublishRaceError if raced else HubError
+            raise cls(f"push of {what} of {repo_id} to {url} was rejected:\n{out}", hint=hint)
+
+
+def _check_placeholders(url: str) -> None:
+    """Only ``{org}``, ``{name}`` and ``{repo_id}`` may appear in braces (``HubError``)."""
+    import string
+
+    try:
+        fields = [f for _, f, spec, conv in string.Formatter().parse(url) if f is not None]
+    except ValueError as exc:
+        raise HubError(f"invalid hub URL {url!r}: {exc}",
+                       hint="braces may only hold {org}, {name} or {repo_id}") from None
+    bad = [f for f in fields if f not in ("org", "name", "repo_id")]
+    if bad:
+        raise HubError(f"invalid hub URL {url!r}: unknown placeholder {{{bad[0]}}}",
+                       hint="braces may only hold {org}, {name} or {repo_id}")

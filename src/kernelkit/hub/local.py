@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from kernelkit.errors import HubError, RevisionNotFoundError
-from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo, TreeEntry
+from kernelkit.errors import HubError, PublishRaceError, RevisionNotFoundError
+from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, ZERO_ID, GitRepo, TreeEntry
 from kernelkit.hub.names import (
     check_publish,
     check_ref_name,
@@ -28,6 +28,7 @@ from kernelkit.hub.names import (
     under_prefixes,
 )
 from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.util.fs import file_lock, remove_stale_siblings
 
 FILE_MODE = "100644"
 
@@ -69,6 +70,17 @@ class LocalGitHub:
                 hint=f"publish it first: `kernelkit upload --repo-id {repo_id} --hub {self.root}`",
             )
         return repo
+
+    @staticmethod
+    def _init(repo: GitRepo) -> None:
+        """Create the repository if missing, first removing what an interrupted (killed)
+        creation left behind; under a lock so a live creation is never removed."""
+        if repo.exists():
+            return
+        lock = repo.git_dir.parent / f".{repo.git_dir.name}.init.lock"
+        with file_lock(lock):
+            remove_stale_siblings(repo.git_dir, ("init",))
+            repo.init()
 
     def repo_exists(self, repo_id: str) -> bool:
         return self.repo(repo_id).exists()
@@ -144,16 +156,46 @@ class LocalGitHub:
                 message: str = "Upload with kernelkit") -> str:
         check_publish(branch, files)
         repo = self.repo(repo_id)
-        repo.init()
+        self._init(repo)
         old, new = self.build_commit(repo, branch, files, delete_prefixes, message)
         if new == old:
             return new
         why = repo.update_ref(f"refs/heads/{branch}", new, old, message)
         if why is not None:
-            raise HubError(
+            raise PublishRaceError(
                 f"publish to {repo_id} branch {branch} lost a race: the branch moved "
                 f"while this upload was being prepared ({why})",
                 hint="another upload finished first; run the upload again",
+            )
+        return new
+
+    def publish_tagged(self, repo_id: str, branch: str, files: Mapping[str, Path], *, tag: str,
+                       delete_prefixes: tuple[str, ...] = (),
+                       message: str = "Upload with kernelkit") -> str:
+        """:meth:`publish` and :meth:`tag` in one ``git update-ref --stdin`` transaction: the
+        branch and its tag appear together or not at all (never a branch without its tag)."""
+        check_publish(branch, files)
+        check_ref_name(tag, "tag")
+        repo = self.repo(repo_id)
+        self._init(repo)
+        old, new = self.build_commit(repo, branch, files, delete_prefixes, message)
+        current = repo.lookup([f"refs/tags/{tag}^{{commit}}"])[0]
+        if current is not None and current[0] == new and new == old:
+            return new  # already published and tagged
+        if current is not None and current[0] != new:
+            raise _tag_moved(repo_id, tag, current[0])
+        lines = [] if new == old else [f"update refs/heads/{branch} {new} {old or ZERO_ID}"]
+        if current is None:
+            lines.append(f"create refs/tags/{tag} {new}")
+        proc = repo.git("update-ref", "-m", message, "--stdin",
+                        input="".join(f"{line}\n" for line in lines).encode(), check=False)
+        if proc.returncode != 0:
+            raise PublishRaceError(
+                f"publish to {repo_id} branch {branch} with tag {tag} lost a race: the branch "
+                f"or tag moved while this upload was being prepared "
+                f"({proc.stderr.decode(errors='replace').strip()})",
+                hint="another upload finished first; nothing of this one was published; "
+                     "run the upload again",
             )
         return new
 
@@ -188,11 +230,14 @@ class LocalGitHub:
         current = repo.lookup([f"refs/tags/{tag}^{{commit}}"])[0]
         if current is not None and current[0] == target:
             return
-        raise HubError(
-            f"tag {tag} of {repo_id} already points to "
-            f"{current[0] if current else 'another object'}; tags never move",
-            hint="publish a new version tag (e.g. bump the patch number) instead",
-        )
+        raise _tag_moved(repo_id, tag, current[0] if current else "another object")
+
+
+def _tag_moved(repo_id: str, tag: str, target: str) -> HubError:
+    return HubError(
+        f"tag {tag} of {repo_id} already points to {target}; tags never move",
+        hint="publish a new version tag (e.g. bump the patch number) instead",
+    )
 
 
 def _check_no_file_dir_clash(entries: Mapping[str, object]) -> None:

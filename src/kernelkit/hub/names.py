@@ -11,21 +11,26 @@ from collections.abc import Iterable
 
 from kernelkit.errors import HubError
 
-_REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_REF_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]*$")
-_HEX = re.compile(r"^[0-9a-f]{4,64}$")
-_FULL_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-SEMVER_TAG = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
-VERSION_BRANCH = re.compile(r"^v(0|[1-9][0-9]*)$")
+_REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_REF_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]*\Z")
+_HEX = re.compile(r"^[0-9a-f]{4,64}\Z")
+_FULL_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
+SEMVER_TAG = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
+#: The longest org or name (the Hugging Face Hub's limit): longer ones would also overflow a
+#: file name in the cache.
+MAX_REPO_PART = 96
+VERSION_BRANCH = re.compile(r"^v(0|[1-9][0-9]*)\Z")
 
 
 def check_repo_id(repo_id: str) -> tuple[str, str]:
     """``org/name`` -> ``(org, name)``; ``HubError`` for anything else."""
     parts = repo_id.split("/") if isinstance(repo_id, str) else []
-    if len(parts) != 2 or not all(_REPO_PART.match(p) and not p.endswith(".git") for p in parts):
+    if len(parts) != 2 or not all(_REPO_PART.match(p) and not p.endswith(".git")
+                                  and len(p) <= MAX_REPO_PART for p in parts):
         raise HubError(
             f"invalid repository id {repo_id!r}",
-            hint="use <org>/<name> with letters, digits, '.', '_' and '-' (e.g. my-org/relu)",
+            hint="use <org>/<name> with letters, digits, '.', '_' and '-', each part at most "
+                 f"{MAX_REPO_PART} characters (e.g. my-org/relu)",
         )
     return parts[0], parts[1]
 

@@ -20,7 +20,7 @@ from typing import Any
 from kernelkit.artifact.digest import variant_files
 from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.errors import HubError, IntegrityError, KernelkitError
+from kernelkit.errors import HubError, IntegrityError, KernelkitError, PublishRaceError
 from kernelkit.hub.names import SEMVER_TAG, VERSION_BRANCH, check_ref_name, check_repo_id
 from kernelkit.hub.port import Hub
 
@@ -88,7 +88,10 @@ def verify_variant(vdir: Path) -> Metadata:
     if meta.digest is None:
         raise IntegrityError(vdir / "metadata.json", "a digest of the variant's files", "none",
                              hint="the variant is not sealed: rebuild it with `kernelkit build`")
-    problems = meta.digest.verify(vdir)
+    import json
+
+    bad_meta = meta.digest.check_metadata(json.loads((vdir / "metadata.json").read_bytes()))
+    problems = ([bad_meta] if bad_meta else []) + meta.digest.verify(vdir)
     if problems:
         first = problems[0]
         listed = "; ".join(str(p) for p in problems[:5])
@@ -241,15 +244,41 @@ def _publish_pr(plan: UploadPlan, hub: Hub, message: str) -> UploadResult:
 
 
 def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> UploadResult:
+    """The version branch (and its tag, in one atomic step where the hub can), then ``main``'s
+    README. ``main`` is shared by every upload of the repository, so a lost compare-and-swap
+    there is retried on the new ``main`` instead of failing an upload that already landed."""
     exists = hub.repo_exists(plan.repo_id)
     old = hub.list_refs(plan.repo_id).branches.get(plan.branch) if exists else None
-    commit = hub.publish(plan.repo_id, plan.branch, plan.files,
-                         delete_prefixes=_prefixes(plan, old), message=message)
+    prefixes = _prefixes(plan, old)
+    tagged = getattr(hub, "publish_tagged", None)
+    if tag is not None and tagged is not None:
+        commit: str = tagged(plan.repo_id, plan.branch, plan.files, tag=tag,
+                             delete_prefixes=prefixes, message=message)
+    else:
+        commit = hub.publish(plan.repo_id, plan.branch, plan.files, delete_prefixes=prefixes,
+                             message=message)
+        if tag is not None:
+            hub.tag(plan.repo_id, tag, commit)
     main_commit = None
     if plan.readme is not None and plan.branch != "main":
-        main_commit = hub.publish(plan.repo_id, "main", {"README.md": plan.readme},
-                                  message=message)
-    if tag is not None:
-        hub.tag(plan.repo_id, tag, commit)
+        main_commit = _publish_main(hub, plan.repo_id, plan.readme, message)
     return UploadResult(plan.repo_id, plan.branch, commit, tag, plan.variants,
                         changed=commit != old, main_commit=main_commit, warnings=plan.warnings)
+
+
+MAIN_ATTEMPTS = 50
+
+
+def _publish_main(hub: Hub, repo_id: str, readme: Path, message: str) -> str:
+    """Publish README.md to ``main``, retrying a lost race (with a short random back-off)."""
+    import random
+    import time
+
+    for attempt in range(MAIN_ATTEMPTS):
+        try:
+            return hub.publish(repo_id, "main", {"README.md": readme}, message=message)
+        except PublishRaceError:
+            if attempt == MAIN_ATTEMPTS - 1:
+                raise
+            time.sleep(random.uniform(0.01, 0.05) * (1 + attempt % 5))
+    raise AssertionError("unreachable")  # pragma: no cover

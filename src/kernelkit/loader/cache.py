@@ -2,11 +2,13 @@
 
 Layout (one directory per repository; everything under a commit is immutable)::
 
-    <cache>/<org>--<name>/
+    <cache>/<org>--<name>--<hash>/     (``identity.cache_folder_name``: the hash of the exact
+                                        repository id keeps ``a/b--c`` and ``a--b/c`` apart)
         refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
-                                        pointed to when last seen online (quoted with ``%2F``
-                                        for ``/``); written by ``kernelkit.loader.offline.
-                                        record_refs`` after every ``list_refs``
+                                        pointed to when last seen online (percent-quoted,
+                                        ``identity.ref_file_name``); written by
+                                        ``kernelkit.loader.offline.record_refs`` after every
+                                        ``list_refs``
         <commit>/variants.json          the variant names under ``build/`` at that commit
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
@@ -22,11 +24,18 @@ import json
 import os
 import re
 from pathlib import Path
-from urllib.parse import quote, unquote
 
-from kernelkit.util.fs import atomic_write_text
+from kernelkit.loader.identity import (
+    cache_folder_name,
+    check_repo_id,
+    is_revision,
+    ref_file_name,
+    ref_from_file_name,
+)
+from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
 
-FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+STALE_TEMP_S = 60.0  # a temp file of a tiny write this old belongs to a killed writer
+FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 def is_full_commit(revision: str) -> bool:
@@ -40,7 +49,7 @@ class RepoCache:
     __slots__ = ("repo_id", "root")
 
     def __init__(self, root: Path, repo_id: str) -> None:
-        self.root = root  # <cache>/<org>--<name>
+        self.root = root  # <cache>/<org>--<name>--<hash>
         self.repo_id = repo_id
 
     def __repr__(self) -> str:
@@ -48,7 +57,8 @@ class RepoCache:
 
     @classmethod
     def of(cls, cache_dir: Path, repo_id: str) -> RepoCache:
-        return cls(cache_dir / repo_id.replace("/", "--"), repo_id)
+        """``HubError`` for an invalid repository id: no path is built from one."""
+        return cls(cache_dir / cache_folder_name(check_repo_id(repo_id)), repo_id)
 
     # --- paths ----------------------------------------------------------------------------
 
@@ -67,17 +77,22 @@ class RepoCache:
     # --- refs -----------------------------------------------------------------------------
 
     def ref_path(self, ref: str) -> Path:
-        return self.root / "refs" / quote(ref, safe="")
+        return self.root / "refs" / ref_file_name(ref)
 
     def read_ref(self, ref: str) -> str | None:
         try:
             commit = self.ref_path(ref).read_text().strip()
-        except (FileNotFoundError, NotADirectoryError):
+        except (OSError, UnicodeDecodeError):
             return None
         return commit if is_full_commit(commit) else None
 
     def write_ref(self, ref: str, commit: str) -> None:
+        """Remember ``ref -> commit``; a name or commit id a hostile hub made up (a newline, a
+        300-character name, ``..``) is not recorded: it could never be asked for anyway."""
+        if not is_full_commit(commit) or not is_revision(ref):
+            return
         if self.read_ref(ref) != commit:
+            remove_stale_temp_files(self.ref_path(ref), STALE_TEMP_S)
             atomic_write_text(self.ref_path(ref), commit)
 
     def refs(self) -> dict[str, str]:
@@ -88,9 +103,11 @@ class RepoCache:
             return {}
         out = {}
         for name in names:
-            commit = self.read_ref(unquote(name))
+            if name.startswith("."):  # a temporary file of an interrupted write
+                continue
+            commit = self.read_ref(ref_from_file_name(name))
             if commit is not None:
-                out[unquote(name)] = commit
+                out[ref_from_file_name(name)] = commit
         return out
 
     def commits(self) -> list[str]:
@@ -114,5 +131,6 @@ class RepoCache:
         return names
 
     def write_variants(self, commit: str, names: list[str]) -> None:
+        remove_stale_temp_files(self.commit_dir(commit) / "variants.json", STALE_TEMP_S)
         atomic_write_text(self.commit_dir(commit) / "variants.json",
                           json.dumps({"variants": sorted(names)}))

@@ -1,8 +1,13 @@
-"""Import a variant directory under its unique module name (upstream-loader.md §2.7).
+"""Import a variant directory under a unique module name (upstream-loader.md §2.7).
 
-The module name is ``metadata.id`` (``_<python_name>_<backend>_<unique>``), so two versions of
-one kernel live side by side, each with its torch ops under ``torch.ops.<id>``. The process
-registry is keyed by variant path: loading the same variant twice returns the same module.
+Upstream uses ``metadata.id`` as the module name. kernelkit does not: ``metadata.json`` is text
+a hub provides, and a kernel whose id is ``json`` would replace ``sys.modules['json']``, or one
+claiming another kernel's id would be returned for it. The module name comes from what kernelkit
+controls (:func:`kernelkit.loader.identity.module_name`: the variant's absolute path), so two
+versions of one kernel still live side by side (their torch ops stay under ``torch.ops.<id>``,
+fixed in the compiled code). The registry is keyed by variant path, and a second copy of an
+already loaded kernel is recognised only by identical content (same ``metadata.json`` bytes
+with a digest of every file), never by its claimed id.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from pathlib import Path
 from types import ModuleType
 
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.errors import KernelModuleNotFoundError
+from kernelkit.errors import KernelkitError, KernelModuleNotFoundError
 from kernelkit.loader.deps import validate_python_depends
+from kernelkit.loader.identity import module_name
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +45,7 @@ class LoadedKernel:
 
 
 _loaded: dict[str, LoadedKernel] = {}  # variant path -> loaded kernel
-_by_id: dict[str, LoadedKernel] = {}  # metadata.id -> first loaded kernel with that id
+_by_content: dict[str, LoadedKernel] = {}  # sha256 of a digest-carrying metadata.json -> kernel
 _lock = threading.RLock()  # one import at a time, so two threads never exec a kernel twice
 
 
@@ -60,21 +66,35 @@ def import_variant(variant_dir: Path, repo_info: RepoInfo | None = None) -> Modu
 
 def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> ModuleType:
     metadata = Metadata.read(variant_dir / "metadata.json")
-    same_id = _by_id.get(metadata.id)
-    if same_id is not None:
-        # Same id = same source tree (the id embeds its git tree hash): the copy already loaded
-        # is that kernel; importing again would register its torch ops twice.
-        log.debug("%s has the id of an already loaded kernel (%s); reusing it", variant_dir,
-                  metadata.id)
-        module = same_id.module
+    raw = (variant_dir / "metadata.json").read_bytes()
+    content = _content_key(raw, metadata)
+    same = _by_content.get(content) if content is not None else None
+    if same is not None:
+        # Byte-identical metadata.json with a digest of every file = the same kernel (the copy
+        # in the cache and a local build of it): importing again would register its torch ops
+        # twice. A kernel that only *claims* another's id has other bytes and is not reused.
+        log.debug("%s is identical to an already loaded kernel; reusing it", variant_dir)
+        module = same.module
     else:
         _warn_if_dirty(metadata, variant_dir)
         validate_python_depends(metadata)
-        module = _exec(metadata.id, _entry_file(variant_dir, metadata))
+        module = _exec(module_name(variant_dir, metadata.python_name),
+                       _entry_file(variant_dir, metadata))
     loaded = LoadedKernel(metadata, module, repo_info)
     _loaded[key] = loaded
-    _by_id.setdefault(metadata.id, loaded)
+    if content is not None:
+        _by_content.setdefault(content, loaded)
     return module
+
+
+def _content_key(raw: bytes, metadata: Metadata) -> str | None:
+    """What identifies a kernel's content: only a metadata.json that carries a digest of every
+    file pins the files too (and the caller verified that digest before importing)."""
+    if metadata.digest is None or not raw:
+        return None
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
 
 
 def _entry_file(variant_dir: Path, metadata: Metadata) -> Path:
@@ -92,6 +112,8 @@ def _entry_file(variant_dir: Path, metadata: Metadata) -> Path:
 
 
 def _exec(name: str, init: Path) -> ModuleType:
+    if name in sys.modules:  # pragma: no cover - module_name is unique per variant path
+        raise KernelkitError(f"module name {name} is already taken; {init} was not imported")
     spec = importlib.util.spec_from_file_location(name, init)
     if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py paths
         raise KernelModuleNotFoundError(f"cannot import {init} as a Python package")

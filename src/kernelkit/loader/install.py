@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 
 from kernelkit.errors import HubError, IntegrityError, OfflineError
 from kernelkit.loader.receipt import read_receipt, receipt_matches, write_receipt
-from kernelkit.util.fs import file_lock, replace_dir, temp_sibling
+from kernelkit.util.fs import (
+    file_lock,
+    recover_dir,
+    remove_stale_siblings,
+    remove_stale_temp_files,
+    replace_dir,
+    temp_sibling,
+)
 
 if TYPE_CHECKING:  # the warm path imports neither the hub nor the hashing code
     from kernelkit.hub.port import Hub
@@ -61,6 +68,10 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
             hint=fetch_hint(rc.repo_id, commit, None),
         )
     with file_lock(rc.lock_path(commit, variant)):
+        # the lock is ours: staging left by an interrupted (killed) download is garbage now
+        recover_dir(final)
+        remove_stale_siblings(final, ("fetch", "old"))
+        remove_stale_temp_files(rc.receipt_path(commit, variant))
         # another process may have installed it while this one waited for the lock
         if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
             return final

@@ -15,8 +15,9 @@ import logging
 import os
 from typing import TYPE_CHECKING
 
-from kernelkit.errors import OfflineError
+from kernelkit.errors import HubError, OfflineError
 from kernelkit.loader.cache import RepoCache, is_full_commit
+from kernelkit.loader.identity import check_revision, is_variant_name
 
 if TYPE_CHECKING:
     from kernelkit.loader.install import LazyHub
@@ -29,6 +30,12 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
                    version: int | str | None, *, offline: bool) -> str:
     """The full commit id to load; raises the upstream errors for bad arguments
     (``VersionRequestError``, ``VersionNotFoundError``: both ``ValueError``)."""
+    if revision is not None:
+        check_revision(revision)  # "main\n" must never reach a hub or name a ref file
+    if version is not None:
+        from kernelkit.loader.versions import parse_version_request
+
+        parse_version_request(version)  # a bad request fails before any hub call
     if (version is None and revision is not None and is_full_commit(revision)
             and (offline or rc.read_variants(revision) is not None)):
         return revision  # immutable and known: no hub call (the warm pinned path)
@@ -43,12 +50,21 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
         selected = _select_online(hub, rc, version)
     else:
         assert revision is not None
-        commit = hub.get().resolve(rc.repo_id, revision)
+        commit = _checked_commit(rc, revision, hub.get().resolve(rc.repo_id, revision))
         if not commit.startswith(revision.lower()):  # a branch or tag: remember it offline
             rc.write_ref(revision, commit)
         return commit
     _warn_if_older(rc.repo_id, version, selected)
-    return selected.commit
+    return _checked_commit(rc, revision or f"version {version!r}", selected.commit)
+
+
+def _checked_commit(rc: RepoCache, asked: str, commit: object) -> str:
+    """A hub's answer becomes a cache path: it must be a full commit id, nothing else."""
+    if not isinstance(commit, str) or not is_full_commit(commit):
+        raise HubError(f"the hub resolved {asked} of {rc.repo_id} to {str(commit)[:80]!r}, "
+                       "which is not a full commit id", hint="the hub is broken or hostile; "
+                       "nothing was downloaded")
+    return commit
 
 
 def _select_online(hub: LazyHub, rc: RepoCache, version: int | str) -> Selected:
@@ -84,6 +100,6 @@ def variant_names(hub: LazyHub, rc: RepoCache, commit: str, *, offline: bool) ->
                 "mode is on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE)",
                 hint=fetch_hint(rc.repo_id, commit, None),
             ) from None
-    names = hub.get().list_dirs(rc.repo_id, commit, "build")
+    names = [n for n in hub.get().list_dirs(rc.repo_id, commit, "build") if is_variant_name(n)]
     rc.write_variants(commit, names)
     return names

@@ -22,9 +22,10 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
     """Hash the variant's files and compare with its digest; raise ``IntegrityError`` naming the
     first bad file. Returns the metadata and the digest that was checked.
 
-    ``expected_metadata_sha256`` (from a receipt) pins ``metadata.json`` itself. ``fallback`` is
-    used for variants whose metadata has no digest (older builds): the digest computed when the
-    variant was first downloaded (trust on first use).
+    ``expected_metadata_sha256`` (from a receipt) pins ``metadata.json`` itself. ``fallback``
+    (from a receipt written by an older kernelkit, which trusted digest-less variants on first
+    use) is used for a cached variant whose metadata has no digest; a *download* without a
+    digest is refused.
     """
     meta_path = variant_dir / "metadata.json"
     if expected_metadata_sha256 is not None:
@@ -32,13 +33,16 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
         if actual != expected_metadata_sha256:
             raise IntegrityError(f"{where}/metadata.json", f"sha256:{expected_metadata_sha256}",
                                  f"sha256:{actual}")
-    metadata = Metadata.read(meta_path)
+    metadata, data = read_metadata(meta_path)
     digest = metadata.digest or fallback
-    if digest is None:
-        log.warning("%s: metadata.json has no digest; its files cannot be verified "
-                    "(rebuild the kernel with a current builder to add one)", where)
-        return metadata, Digest.of_variant(variant_dir)
-    violations = digest.verify(variant_dir)
+    if digest is None:  # fail closed: nothing says what the files should be
+        raise IntegrityError(
+            f"{where}/metadata.json", "a digest of the variant's files", "none",
+            hint="the variant's metadata.json has no digest, so its files cannot be verified "
+                 "and it was not imported; ask the publisher to rebuild it with a current "
+                 "builder (or inspect it and load it with get_local_kernel)")
+    bad_meta = digest.check_metadata(data) if metadata.digest is not None else None
+    violations = ([bad_meta] if bad_meta else []) + digest.verify(variant_dir)
     if violations:
         v = violations[0]
         raise IntegrityError(
@@ -49,6 +53,14 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
                  "the variant is corrupt or was tampered with and was not imported",
         )
     return metadata, digest
+
+
+def read_metadata(path: Path) -> tuple[Metadata, object]:
+    """The typed metadata and the parsed JSON it came from (the digest covers the latter)."""
+    import json
+
+    metadata = Metadata.read(path)  # every read or parse error becomes a MetadataError
+    return metadata, json.loads(path.read_bytes())
 
 
 def reverify(variant_dir: Path, receipt_path: Path, where: str) -> None:

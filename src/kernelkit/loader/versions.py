@@ -31,9 +31,10 @@ __all__ = [
     "select_ref", "select_revision", "select_specifier",
 ]
 
-_MAJOR_RE = re.compile(r"^v(\d+)$")
-_SEMVER_RE = re.compile(r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)$")
-_HEX_RE = re.compile(r"^[0-9a-f]{4,64}$")
+_MAJOR_RE = re.compile(r"^v(\d+)\Z")
+_SEMVER_RE = re.compile(r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)\Z")
+_HEX_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
+_MAX_REQUEST = 200  # characters of a version request
 
 
 @dataclass(frozen=True)
@@ -72,11 +73,12 @@ def parse_version_request(version: VersionRequest) -> int | SpecifierSet:
     """An ``int`` (or digits) is a major version; any other string must be a PEP 440 specifier."""
     if isinstance(version, bool):
         raise VersionRequestError(f"version must be an int or a specifier string, not {version!r}")
-    if isinstance(version, int):
+    if isinstance(version, int) and 0 <= version < 10**9:
         return version
-    if isinstance(version, str):
+    if isinstance(version, str) and 0 < len(version.strip()) <= _MAX_REQUEST:
+        # "" would be SpecifierSet("") (any version); 5000 digits would overflow int()
         text = version.strip()
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             return int(text)
         if _MAJOR_RE.match(text):
             return int(text[1:])
@@ -84,8 +86,9 @@ def parse_version_request(version: VersionRequest) -> int | SpecifierSet:
             return SpecifierSet(text)
         except InvalidSpecifier:
             pass
+    shown = repr(version)[:60] if isinstance(version, str) else f"<{type(version).__name__}>"
     raise VersionRequestError(
-        f"version {version!r} is neither a major version (an int such as 1) nor a version "
+        f"version {shown} is neither a major version (an int such as 1) nor a version "
         "specifier (such as '>=1.1,<2' or '~=1.2')",
         hint="pass version=1 for the branch v1, or a specifier matched against tags v<x.y.z>",
     )
@@ -95,7 +98,7 @@ def select_major(refs: Refs, repo_id: str, major: int) -> Selected:
     versions = major_versions(refs)
     commit = versions.get(major)
     if commit is None:
-        avail = ", ".join(str(v) for v in sorted(versions))
+        avail = ", ".join(str(v) for v in sorted(versions)) or "none"
         raise VersionNotFoundError(
             repo_id, f"v{major}", [f"v{v}" for v in sorted(versions)],
             f"Version {major} not found, available versions: {avail}",

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.errors import LockError
+from kernelkit.loader.identity import is_repo_id, is_variant_name
 from kernelkit.lock.hashing import HASH_PREFIX, HASH_TYPE
 from kernelkit.util.fs import atomic_write_text
 
 LOCK_NAME = "kernels.lock"
-_SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-_HASH_RE = re.compile(r"^sha256-[0-9a-f]{64}$")
+_SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
+_HASH_RE = re.compile(r"^sha256-[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ def parse_locks(text: str, source: Path | str = LOCK_NAME) -> list[KernelLock]:
     except json.JSONDecodeError as exc:
         raise LockError(f"{source}: not valid JSON ({exc})",
                         hint="regenerate it with `kernelkit lock <project>`") from None
+    except RecursionError:
+        raise LockError(f"{source}: not valid JSON (nested too deeply)",
+                        hint="regenerate it with `kernelkit lock <project>`") from None
     if not isinstance(data, list):
         raise LockError(f"{source}: the top level must be a JSON list of locked kernels",
                         hint="regenerate it with `kernelkit lock <project>`")
@@ -67,8 +71,9 @@ def _parse_entry(entry: Any, index: int, source: Path | str) -> KernelLock:
     if not isinstance(entry, dict):
         raise LockError(f"{where} must be an object", hint=hint)
     repo_id, sha, variants = entry.get("repo_id"), entry.get("sha"), entry.get("variants")
-    if not isinstance(repo_id, str) or "/" not in repo_id:
-        raise LockError(f"{where}: 'repo_id' must be a string 'org/name'", hint=hint)
+    if not is_repo_id(repo_id):
+        raise LockError(f"{where}: 'repo_id' must be a string 'org/name' (letters, digits, "
+                        "'.', '_', '-')", hint=hint)
     if not isinstance(sha, str) or not _SHA_RE.match(sha):
         raise LockError(f"{where} ({repo_id}): 'sha' must be a full commit id (40 or 64 hex)",
                         hint=hint)
@@ -76,13 +81,16 @@ def _parse_entry(entry: Any, index: int, source: Path | str) -> KernelLock:
         raise LockError(f"{where} ({repo_id}): 'variants' must be an object", hint=hint)
     out: dict[str, VariantLock] = {}
     for name, v in variants.items():
+        if not is_variant_name(name):
+            raise LockError(f"{where} ({repo_id}): invalid variant name {name[:100]!r}",
+                            hint=hint)
         if not isinstance(v, dict) or v.get("hash_type") != HASH_TYPE \
                 or not isinstance(v.get("hash"), str) or not _HASH_RE.match(v["hash"]):
             raise LockError(
                 f"{where} ({repo_id}): variant {name!r} must be "
                 f'{{"hash": "{HASH_PREFIX}<64 hex>", "hash_type": "{HASH_TYPE}"}}', hint=hint)
         out[name] = VariantLock(v["hash"], v["hash_type"])
-    return KernelLock(repo_id, sha, out)
+    return KernelLock(str(repo_id), sha, out)
 
 
 def read_locks(path: Path) -> list[KernelLock]:
@@ -91,6 +99,9 @@ def read_locks(path: Path) -> list[KernelLock]:
     except FileNotFoundError:
         raise LockError(f"No kernels.lock file found: {path}",
                         hint="create it with `kernelkit lock <project>`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockError(f"{path}: cannot read it as UTF-8 text ({exc})",
+                        hint="regenerate it with `kernelkit lock <project>`") from None
     return parse_locks(text, path)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from kernelkit.errors import LockError
 from kernelkit.hub.port import Hub
+from kernelkit.loader.identity import is_repo_id
 from kernelkit.loader.versions import VersionRequest, parse_version_request, select_ref
 from kernelkit.lock.hashing import variant_hashes
 from kernelkit.lock.lockfile import (
@@ -62,7 +63,15 @@ def read_dependencies(project_dir: Path) -> list[KernelDependency]:
                         hint="pass the project directory that holds pyproject.toml") from None
     except tomllib.TOMLDecodeError as exc:
         raise LockError(f"{path}: not valid TOML ({exc})") from None
-    table: Any = data.get("tool", {}).get("kernels", {}).get("dependencies")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+    except RecursionError:
+        raise LockError(f"{path}: not valid TOML (nested too deeply)") from None
+    tool = data.get("tool", {})
+    kernels = tool.get("kernels", {}) if isinstance(tool, dict) else None
+    if not isinstance(kernels, dict):
+        raise LockError(f"{path}: tool.kernels must be a table")
+    table: Any = kernels.get("dependencies")
     if table is None:
         raise LockError(
             f"{path} has no [tool.kernels.dependencies] table; nothing to lock",
@@ -74,9 +83,10 @@ def read_dependencies(project_dir: Path) -> list[KernelDependency]:
 
 
 def _dependency(path: Path, repo_id: str, value: Any) -> KernelDependency:
-    where = f"{path}: tool.kernels.dependencies.{repo_id!r}"
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise LockError(f"{where}: a kernel must be named 'org/name'")
+    where = f"{path}: tool.kernels.dependencies.{repo_id[:100]!r}"
+    if not is_repo_id(repo_id):
+        raise LockError(f"{where}: a kernel must be named 'org/name' (letters, digits, '.', "
+                        "'_', '-')")
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise LockError(f"{where}: the value must be a major version (1) or a version "
                         f"specifier string ('>=1.1,<2'), not {value!r}")

@@ -26,7 +26,7 @@ from kernelkit.manifest.model import (
 
 Value = str | int | Version | Sequence[str] | Sequence[KernelDependency] | dict[str, Version]
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
             "\r": "\\r"}
 MAX_LINE = 100

@@ -16,7 +16,7 @@ KERNEL_BACKENDS: tuple[str, ...] = ("cpu", "cuda", "metal", "rocm", "xpu")
 BUILDABLE_BACKENDS: tuple[str, ...] = ("cpu", "cuda")
 CURRENT_EDITION = 5
 
-NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]\Z")
 
 
 @total_ordering

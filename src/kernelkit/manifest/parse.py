@@ -141,9 +141,14 @@ def _attempt(raw: dict[str, Any], edition: int, path: Path | None,
     return _Attempt(read_build(raw, edition, reader), reader)
 
 
+MAX_DEPTH = 32  # tables/arrays nested deeper than any build.toml needs
+
+
 def _load_toml(text: str, path: Path | None) -> dict[str, Any]:
     try:
-        data: dict[str, Any] = tomllib.loads(text)
+        data: dict[str, Any] | None = tomllib.loads(text)
+    except RecursionError:
+        data = None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         if line is None:
@@ -152,7 +157,23 @@ def _load_toml(text: str, path: Path | None) -> dict[str, Any]:
         message = getattr(exc, "msg", None) or re.sub(r"\s*\(at [^)]*\)$", "", str(exc))
         raise ManifestError(path, [Problem(path, line, "", f"TOML syntax error: {message}")]) \
             from None
+    if data is None or nesting_depth(data) > MAX_DEPTH:
+        raise ManifestError(path, [Problem(path, None, "", "tables or arrays are nested more "
+                                           f"than {MAX_DEPTH} levels deep")])
     return data
+
+
+def nesting_depth(value: object) -> int:
+    """How deeply dicts and lists nest in ``value`` (iterative: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack += [(v, depth + 1) for v in item if isinstance(v, (dict, list))]
+    return deepest
 
 
 def _probe_edition(raw: dict[str, Any], path: Path | None, index: LineIndex) -> int | None:

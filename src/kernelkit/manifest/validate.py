@@ -23,6 +23,7 @@ def check_manifest(manifest: Manifest, r: Reader, root: Path | None,
     """Record every cross-field problem of ``manifest`` in ``r``."""
     check_kernel_backends(manifest, r)
     check_python_depends(manifest, r)
+    check_source_paths(manifest, r)
     if check_sources and root is not None:
         check_sources_exist(manifest, r, root)
 
@@ -62,6 +63,41 @@ def _check_ids(r: Reader, field: str, ids: tuple[str, ...], backend: str | None)
                       f"known ids: {known}")
 
 
+def _path_fields(manifest: Manifest) -> list[tuple[str, tuple[str, ...], bool]]:
+    """``(field, paths, is_directory)`` of every source and include list."""
+    out: list[tuple[str, tuple[str, ...], bool]] = []
+    framework = manifest.framework
+    if not isinstance(framework, TorchNoarch):
+        out += [(f"{framework.kind}.src", framework.src, False),
+                (f"{framework.kind}.include", framework.include, True)]
+    for kernel in manifest.kernels:
+        out += [(f"kernel.{kernel.name}.src", kernel.src, False),
+                (f"kernel.{kernel.name}.include", kernel.include, True)]
+    return out
+
+
+def unsafe_path(rel: str) -> str | None:
+    """Why a source/include path may not be used (``None``: it is fine). Paths stay inside
+    the project: relative, '/'-separated, no ``..``."""
+    if not rel or "\0" in rel or "\n" in rel:
+        return "is empty or holds a control character"
+    if rel.startswith("/") or "\\" in rel or (len(rel) > 1 and rel[1] == ":"):
+        return "is absolute; use a path relative to the project directory"
+    if ".." in rel.split("/"):
+        return "leaves the project directory ('..'); keep sources inside the project"
+    return None
+
+
+def check_source_paths(manifest: Manifest, r: Reader) -> None:
+    for field, paths, _ in _path_fields(manifest):
+        if r.has_problem(field):
+            continue
+        for i, rel in enumerate(paths):
+            why = unsafe_path(rel)
+            if why is not None:
+                r.problem(f"{field}[{i}]", f"path `{rel[:200]}` {why}")
+
+
 def check_sources_exist(manifest: Manifest, r: Reader, root: Path) -> None:
     framework = manifest.framework
     if not isinstance(framework, TorchNoarch):
@@ -78,6 +114,8 @@ def _check_paths(r: Reader, root: Path, field: str, paths: tuple[str, ...],
     if r.has_problem(field):
         return
     for i, rel in enumerate(paths):
+        if unsafe_path(rel) is not None:
+            continue  # reported by check_source_paths
         path = root / rel
         ok = path.is_dir() if directory else path.is_file()
         if not ok:

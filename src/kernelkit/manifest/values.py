@@ -20,9 +20,9 @@ from kernelkit.manifest.model import Version
 
 GIT_SCHEMES: tuple[str, ...] = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
 # "8.0", "9.0a", "10.0f", "12.1+PTX"
-CAPABILITY_RE = re.compile(r"^[0-9]+\.[0-9]+[af]?(\+PTX)?$")
-_URL_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<host>[^/\s?#]*)[^\s]*$")
-_SCP_RE = re.compile(r"^(?:[^@\s/:]+@)?[A-Za-z0-9._-]+:(?!/)\S+$")
+CAPABILITY_RE = re.compile(r"^[0-9]+\.[0-9]+[af]?(\+PTX)?\Z")
+_URL_RE = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<host>[^/\s?#]*)[^\s]*\Z")
+_SCP_RE = re.compile(r"^(?:[^@\s/:]+@)?[A-Za-z0-9._-]+:(?!/)\S+\Z")
 
 
 def type_name(value: Any) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from kernelkit.errors import KernelkitError
 
 DEFAULT_OWNER = "kernelkit-examples"
-_NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+_NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]\Z")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def _umask() -> int:
@@ -50,10 +51,17 @@ def temp_sibling(path: Path, tag: str = "tmp") -> Path:
 
 
 def replace_dir(new: Path, dest: Path) -> None:
-    """Put directory ``new`` at ``dest``, replacing what was there with two renames.
+    """Put directory ``new`` at ``dest``; ``dest`` holds the old or the new tree at every instant.
 
-    ``dest`` always holds either the old or the new tree; the old one is removed afterwards.
+    Where the kernel offers it, one ``renameat2(RENAME_EXCHANGE)`` swaps the two trees
+    atomically. Elsewhere the old tree is renamed aside (``.<name>.old-*``) and the new one in;
+    a crash between the two renames leaves ``dest`` missing for a moment, and
+    :func:`recover_dir` (called first here, and by readers) puts the old tree back.
     """
+    recover_dir(dest)
+    if dest.exists() and _exchange(new, dest):
+        shutil.rmtree(new, ignore_errors=True)  # ``new`` now holds the old tree
+        return
     old: Path | None = None
     if dest.exists():
         old = temp_sibling(dest, "old")
@@ -66,6 +74,77 @@ def replace_dir(new: Path, dest: Path) -> None:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_dir(dest: Path) -> None:
+    """Undo an interrupted :func:`replace_dir`: ``dest`` missing but an old tree set aside next
+    to it is renamed back; set-aside trees are removed once ``dest`` exists."""
+    for aside in sorted(dest.parent.glob(f".{dest.name}.old-*")) if dest.parent.is_dir() else []:
+        if not dest.exists():
+            with contextlib.suppress(OSError):
+                os.rename(aside, dest)
+                continue
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def remove_stale_siblings(path: Path, tags: tuple[str, ...]) -> int:
+    """Remove ``.<name>.<tag>-*`` siblings of ``path`` (the staging directories of interrupted
+    runs). Call only while holding the lock that the writers of ``path`` hold. Returns how many."""
+    if not path.parent.is_dir():
+        return 0
+    n = 0
+    for tag in tags:
+        for stale in path.parent.glob(f".{path.name}.{tag}-*"):
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                stale.unlink(missing_ok=True)
+            n += 1
+    return n
+
+
+def remove_stale_temp_files(path: Path, min_age_s: float = 0.0) -> None:
+    """Remove the temporary files :func:`atomic_write_bytes` left for ``path`` when its writer
+    was killed, if older than ``min_age_s`` (0: the caller holds the writers' lock)."""
+    import time
+
+    now = time.time()
+    for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.incomplete"):
+        with contextlib.suppress(OSError):
+            if now - tmp.lstat().st_mtime >= min_age_s:
+                tmp.unlink()
+
+
+def glob_escape(name: str) -> str:
+    import glob
+
+    return glob.escape(name)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2: Any = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with ``renameat2(RENAME_EXCHANGE)``; ``False`` where the C
+    library or the file system does not offer it (the caller falls back to two renames)."""
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = libc.renameat2
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                           ctypes.c_uint]
+            _renameat2 = fn
+        except (OSError, AttributeError):
+            _renameat2 = False
+    if _renameat2 is False:
+        return False
+    rc = _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return bool(rc == 0)
 
 
 @contextlib.contextmanager

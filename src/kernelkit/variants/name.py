@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from kernelkit.util.versions import major_minor
 
-_COMPUTE_RE = re.compile(r"^(cpu|metal|neuron|tpu|cu\d+|rocm\d+|xpu\d+|cann\d+)$")
+_COMPUTE_RE = re.compile(r"^(cpu|metal|neuron|tpu|cu\d+|rocm\d+|xpu\d+|cann\d+)\Z")
 _ARCH_RE = re.compile(
     r"^(?:(?P<stable>torch-stable-abi)(?P<sv>\d+)|(?P<tvm>tvm-ffi)(?P<tv>\d+)|torch(?P<torch>\d+))"
     r"(?:-(?P<abi>cxx11|cxx98))?"

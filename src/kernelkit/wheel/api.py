@@ -21,7 +21,7 @@ from kernelkit.variants.name import is_variant_name
 from kernelkit.wheel.build import WheelSpec, write_wheel
 from kernelkit.wheel.naming import wheel_tags
 
-_SEMVER_TAG = re.compile(r"^v(\d+\.\d+\.\d+\S*)$")
+_SEMVER_TAG = re.compile(r"^v(\d+\.\d+\.\d+\S*)\Z")
 
 
 @dataclass(frozen=True)

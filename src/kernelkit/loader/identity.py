@@ -1,0 +1,99 @@
+"""Identities the loader derives from what it controls, never from text a hub provides.
+
+* the cache folder of a repository: a readable prefix plus a hash of the *exact* repository id,
+  so no two ids share a folder (``acme/fast--gelu`` and ``acme--fast/gelu`` used to);
+* the file name of a cached ref: percent-quoted, with a leading ``.`` quoted too, so it is
+  reversible and can never be ``.``/``..``;
+* the module name a variant is imported under: from the variant's cache path, not from
+  ``metadata.id`` (a kernel whose id is ``json`` must not replace ``sys.modules['json']``).
+
+Also the checks of caller-given repository ids and revisions, done before any hub call or path
+is built (``\\Z`` anchors: ``$`` would accept a trailing newline). Light imports: warm path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from kernelkit.errors import HubError, VersionRequestError
+
+MAX_REPO_PART = 96  # as kernelkit.hub.names (the Hugging Face Hub's limit)
+_REPO_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
+_HEX = re.compile(r"[0-9a-f]{4,64}")
+_VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
+_PY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PREFIX_CHARS = 60  # readable part of a cache folder name (the hash makes it unique)
+
+
+def is_repo_id(repo_id: object) -> bool:
+    """``org/name`` with safe parts (fullmatch: a trailing newline is not safe)."""
+    parts = repo_id.split("/") if isinstance(repo_id, str) else []
+    return len(parts) == 2 and all(
+        _REPO_PART.fullmatch(p) is not None and not p.endswith(".git")
+        and len(p) <= MAX_REPO_PART for p in parts)
+
+
+def check_repo_id(repo_id: object) -> str:
+    """:func:`is_repo_id`, else ``HubError`` naming the id."""
+    if not is_repo_id(repo_id):
+        raise HubError(
+            f"invalid repository id {repo_id!r}",
+            hint="use <org>/<name> with letters, digits, '.', '_' and '-', each part at most "
+                 f"{MAX_REPO_PART} characters (e.g. my-org/relu)",
+        )
+    return str(repo_id)
+
+
+def is_revision(revision: object) -> bool:
+    """A branch, tag or (short) commit id that is safe to hand to a hub or name a file after."""
+    return isinstance(revision, str) and 0 < len(revision) <= 200 and (
+        _HEX.fullmatch(revision) is not None
+        or (".." not in revision and all(
+            _REF_PART.fullmatch(p) is not None and not p.endswith((".lock", "."))
+            for p in revision.split("/"))))
+
+
+def check_revision(revision: object) -> str:
+    """:func:`is_revision`, else ``VersionRequestError`` (a ``ValueError``, as upstream raises
+    for bad arguments)."""
+    if not is_revision(revision):
+        raise VersionRequestError(
+            f"invalid revision {revision!r}",
+            hint="a revision is a branch or tag name (letters, digits, '.', '_', '+', '-', '/') "
+                 "or a commit id",
+        )
+    return str(revision)
+
+
+def cache_folder_name(repo_id: str) -> str:
+    """``<org>--<name>--<16 hex of sha256(repo_id)>``: readable, and injective in practice."""
+    readable = repo_id.replace("/", "--")[:_PREFIX_CHARS]
+    return f"{readable}--{hashlib.sha256(repo_id.encode('utf-8')).hexdigest()[:16]}"
+
+
+def ref_file_name(ref: str) -> str:
+    """Reversible (:func:`ref_from_file_name`) file name of a ref; never starts with ``.``."""
+    quoted = quote(ref, safe="")
+    return "%2E" + quoted[1:] if quoted.startswith(".") else quoted
+
+
+def ref_from_file_name(name: str) -> str:
+    return unquote(name)
+
+
+def is_variant_name(name: object) -> bool:
+    """A variant directory name a hub listed that may name a cache directory (no ``..``,
+    no leading ``.``, no separators); the ranking rejects unknown forms later."""
+    return isinstance(name, str) and _VARIANT.fullmatch(name) is not None
+
+
+def module_name(variant_dir: Path, python_name: str) -> str:
+    """The ``sys.modules`` key of a variant: a fixed prefix, the (validated) python name and a
+    hash of the variant's absolute path; never text taken from the hub as is."""
+    safe = python_name if _PY_NAME.fullmatch(python_name) else "kernel"
+    digest = hashlib.sha256(str(variant_dir).encode("utf-8", "surrogateescape")).hexdigest()
+    return f"_kernelkit_{safe[:40]}_{digest[:16]}"

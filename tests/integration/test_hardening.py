@@ -1,0 +1,410 @@
+"""Regression tests for issue 11 (hardening): every reproduction now fails closed with a
+kernelkit error, or can no longer happen. Real local git hubs, real subprocesses, synthetic
+(pure-Python) variants: no compile."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kernelkit.artifact.layout import seal_variant  # noqa: E402
+from kernelkit.artifact.metadata import Metadata, MetadataError  # noqa: E402
+from kernelkit.errors import (  # noqa: E402
+    ExitCode,
+    HubError,
+    IntegrityError,
+    LockError,
+    VersionRequestError,
+)
+from kernelkit.hub.local import LocalGitHub  # noqa: E402
+from kernelkit.loader import api  # noqa: E402
+from kernelkit.loader.cache import RepoCache  # noqa: E402
+from kernelkit.variants.host import detect_system  # noqa: E402
+from tests.helpers import make_variant  # noqa: E402
+
+HOST = detect_system().arch_variant() or "torch-cpu"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def uid() -> str:
+    return uuid.uuid4().hex[:7]
+
+
+def publish(hub: LocalGitHub, tmp: Path, repo_id: str, branch: str, **kwargs: Any) -> str:
+    build = tmp / f"build-{uuid.uuid4().hex[:8]}"
+    make_variant(build, HOST, **{"uid": uid(), **kwargs})
+    files = {f"build/{p.relative_to(build).as_posix()}": p
+             for p in sorted(build.rglob("*")) if p.is_file()}
+    return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
+
+
+def cli(*args: str, env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "kernelkit", *args], capture_output=True,
+                          text=True, env=full, cwd=cwd, timeout=120)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The CLI failed with kernelkit's own error (an exit code of the table), not a traceback."""
+    assert proc.returncode in {int(c) for c in ExitCode} - {0, 130}, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: "), proc.stderr
+    return proc.stderr
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    for var in ("LOCAL_KERNELS", "KERNELKIT_OFFLINE", "HF_HUB_OFFLINE", "KERNELKIT_HUB",
+                "KERNELKIT_TRUSTED_PUBLISHERS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("KERNELKIT_CACHE", str(tmp_path / "cache"))
+    return {"hub": LocalGitHub(tmp_path / "hub"), "cache": tmp_path / "cache", "tmp": tmp_path}
+
+
+# --- 1. cache identity ---------------------------------------------------------------------
+
+
+def test_cache_folders_are_injective(tmp_path: Path) -> None:
+    ids = ["acme/fast--gelu", "acme--fast/gelu", "acme/fast-gelu", "Acme/fast--gelu"]
+    roots = {RepoCache.of(tmp_path, r).root for r in ids}
+    assert len(roots) == len(ids)
+    rc = RepoCache.of(tmp_path, "acme/x")
+    names = {rc.ref_path(r).name for r in ("v1", "v1/x", "v1%2Fx", ".", "..", ".hidden")}
+    assert len(names) == 6 and not any(n.startswith(".") for n in names)
+
+
+def test_colliding_names_never_run_each_others_code(env: dict[str, Any],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, "acme/fast--gelu", "v1", factor=2.0)
+    publish(hub, tmp, "acme--fast/gelu", "v1", factor=7.0)
+    a = api.get_kernel("acme/fast--gelu", version=1, trust_remote_code=True, hub=hub)
+    b = api.get_kernel("acme--fast/gelu", version=1, trust_remote_code=True, hub=hub)
+    x = torch.ones(2)
+    assert torch.equal(a.scale(x), x * 2) and torch.equal(b.scale(x), x * 7)
+    monkeypatch.setenv("KERNELKIT_OFFLINE", "1")
+    monkeypatch.setenv("KERNELKIT_TRUSTED_PUBLISHERS", "acme")
+    again = api.get_kernel("acme/fast--gelu", version=1)
+    assert again is a and torch.equal(again.scale(x), x * 2)
+
+
+# --- 2. upload under concurrency -------------------------------------------------------------
+
+
+def test_eight_concurrent_uploads_of_different_versions(tmp_path: Path) -> None:
+    hub_dir = tmp_path / "hub"
+    procs = []
+    for i in range(1, 9):
+        proj = tmp_path / f"p{i}"
+        make_variant(proj / "build", HOST, version=i, uid=uid())
+        (proj / "build" / "CARD.md").write_text(f"# k {i}\n")  # README.md on main too
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "kernelkit", "upload", str(proj), "--repo-id", "org/k",
+             "--branch", f"v{i}", "--tag", f"v{i}.0.0", "--hub", str(hub_dir)],
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = [(p.returncode, err) for p, (_, err) in
+               ((p, p.communicate(timeout=300)) for p in procs)]
+    assert all(rc == 0 for rc, _ in results), results
+    refs = LocalGitHub(hub_dir).list_refs("org/k")
+    assert set(refs.branches) == {"main", *(f"v{i}" for i in range(1, 9))}
+    assert dict(refs.tags) == {
+        f"v{i}.0.0": refs.branches[f"v{i}"] for i in range(1, 9)}
+    fsck = subprocess.run(["git", f"--git-dir={hub_dir / 'org' / 'k.git'}", "fsck", "--strict"],
+                          capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stderr
+
+
+def test_branch_and_tag_land_together_or_not_at_all(tmp_path: Path) -> None:
+    hub = LocalGitHub(tmp_path / "hub")
+    v = make_variant(tmp_path / "a" / "build", HOST, uid=uid())
+    files = {f"build/{HOST}/{p.name}": p for p in v.iterdir() if p.is_file()}
+    first = hub.publish_tagged("org/t", "v1", files, tag="v1.0.0")
+    w = make_variant(tmp_path / "b" / "build", HOST, uid=uid(), factor=3.0)
+    other = {f"build/{HOST}/{p.name}": p for p in w.iterdir() if p.is_file()}
+    with pytest.raises(HubError, match="tags never move"):
+        hub.publish_tagged("org/t", "v1", other, tag="v1.0.0")
+    assert hub.list_refs("org/t").branches["v1"] == first  # the branch did not move either
+
+
+# --- 3. names anchored with \Z ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("repo_id", ["org/nl\n", "org\n/x", "a" * 300 + "/x", "org/x/y", "/x"])
+def test_bad_repo_ids_are_refused_before_any_path_is_built(env: dict[str, Any],
+                                                            repo_id: str) -> None:
+    with pytest.raises(HubError, match="invalid repository id"):
+        api.get_kernel(repo_id, version=1, trust_remote_code=True, hub=env["hub"])
+    with pytest.raises(HubError, match="invalid repository id"):
+        env["hub"].repo_path(repo_id)
+    assert not env["cache"].exists() or not any(env["cache"].iterdir())
+
+
+def test_upload_refuses_a_repo_id_ending_in_newline(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    make_variant(proj / "build", HOST, uid=uid())
+    err = one_line_error(cli("upload", str(proj), "--repo-id", "org/nl\n",
+                             "--hub", str(tmp_path / "hub")))
+    assert "invalid repository id" in err
+    assert not (tmp_path / "hub").exists() or not list((tmp_path / "hub").rglob("*.git"))
+
+
+@pytest.mark.parametrize("revision", ["main\n", "v1\n", "..", "a..b", "x" * 300, "-rf", ""])
+def test_bad_revisions_are_refused_and_cache_nothing(env: dict[str, Any], revision: str) -> None:
+    publish(env["hub"], env["tmp"], "kernels-community/demo", "main")
+    with pytest.raises(VersionRequestError, match="invalid revision"):
+        api.get_kernel("kernels-community/demo", revision=revision, hub=env["hub"])
+    refs = RepoCache.of(env["cache"], "kernels-community/demo").root / "refs"
+    assert not refs.exists() or not any("%0A" in n for n in os.listdir(refs))
+
+
+# --- 4. metadata.json's id ----------------------------------------------------------------
+
+
+def _with_id(vdir: Path, kernel_id: str) -> None:
+    meta = Metadata.read(vdir / "metadata.json")
+    seal_variant(vdir, Metadata(**{**meta.__dict__, "id": kernel_id, "digest": None}))
+
+
+def test_a_kernel_whose_id_is_json_does_not_replace_sys_modules_json(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    build = tmp / "b"
+    _with_id(make_variant(build, HOST, uid=uid()), "json")
+    files = {f"build/{p.relative_to(build).as_posix()}": p for p in build.rglob("*")
+             if p.is_file()}
+    hub.publish("evil/json", "v1", files)
+    before = sys.modules["json"]
+    mod = api.get_kernel("evil/json", version=1, trust_remote_code=True, hub=hub)
+    assert sys.modules["json"] is before and mod is not before
+    assert mod.__name__.startswith("_kernelkit_demo_")
+
+
+def test_an_impostor_claiming_another_kernels_id_is_not_returned_for_it(
+        env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    real_uid = uid()
+    publish(hub, tmp, "good/k", "v1", uid=real_uid, factor=2.0)
+    build = tmp / "impostor"
+    make_variant(build, HOST, uid=uid(), factor=9.0)
+    _with_id(build / HOST, f"_demo_cpu_{real_uid}")
+    files = {f"build/{p.relative_to(build).as_posix()}": p for p in build.rglob("*")
+             if p.is_file()}
+    hub.publish("evil/k", "v1", files)
+    fake = api.get_kernel("evil/k", version=1, trust_remote_code=True, hub=hub)
+    real = api.get_kernel("good/k", version=1, trust_remote_code=True, hub=hub)
+    x = torch.ones(1)
+    assert fake is not real and torch.equal(real.scale(x), x * 2)
+
+
+@pytest.mark.parametrize("bad_id", ["json\n", "a.b", "os.path", "", "1abc", "x" * 500])
+def test_invalid_ids_are_metadata_errors(tmp_path: Path, bad_id: str) -> None:
+    vdir = make_variant(tmp_path / "b", HOST, uid=uid())
+    data = json.loads((vdir / "metadata.json").read_text())
+    data["id"] = bad_id
+    (vdir / "metadata.json").write_text(json.dumps(data))
+    with pytest.raises(MetadataError, match="id"):
+        Metadata.read(vdir / "metadata.json")
+
+
+def test_metadata_json_is_covered_by_the_digest(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    build = tmp / "b"
+    vdir = make_variant(build, HOST, uid=uid())
+    data = json.loads((vdir / "metadata.json").read_text())
+    assert isinstance(data["digest"].get("metadata"), str)
+    data["python-depends"] = ["einops"]  # changed after sealing: digest.metadata no longer fits
+    (vdir / "metadata.json").write_text(json.dumps(data))
+    files = {f"build/{p.relative_to(build).as_posix()}": p for p in build.rglob("*")
+             if p.is_file()}
+    hub.publish("kernels-community/tampered", "v1", files)
+    with pytest.raises(IntegrityError, match=r"metadata\.json"):
+        api.get_kernel("kernels-community/tampered", version=1, hub=hub)
+    rc = RepoCache.of(env["cache"], "kernels-community/tampered")
+    assert not list(rc.root.glob(f"*/build/{HOST}"))
+
+
+def test_upstream_kernels_reads_the_extended_digest(tmp_path: Path) -> None:
+    rust = pytest.importorskip("kernels._rust")
+    vdir = make_variant(tmp_path / "b", HOST, uid=uid())
+    meta = rust.Metadata.read_from_file(vdir / "metadata.json")
+    assert meta.digest is not None and len(meta.digest.files) == 2
+    # upstream's own digest check (kernels verify-signature) passes on our extended digest
+    meta.digest.validate(rust.Digest.hash_variant(meta.digest.algorithm, vdir))
+
+
+# --- 5. tracebacks -> one-line errors ---------------------------------------------------------
+
+
+def test_deeply_nested_build_toml(tmp_path: Path) -> None:
+    (tmp_path / "build.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    err = one_line_error(cli("check-config", str(tmp_path)))
+    assert "nested" in err
+
+
+def test_deeply_nested_metadata_json(tmp_path: Path) -> None:
+    (tmp_path / "metadata.json").write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(MetadataError, match="nested too deeply"):
+        Metadata.read(tmp_path / "metadata.json")
+
+
+def test_binary_kernels_lock_and_pyproject(tmp_path: Path) -> None:
+    from kernelkit.lock.lockfile import read_locks
+    from kernelkit.lock.project import read_dependencies
+
+    (tmp_path / "kernels.lock").write_bytes(b"\xff\xfe\x00binary")
+    (tmp_path / "pyproject.toml").write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(LockError, match="UTF-8"):
+        read_locks(tmp_path / "kernels.lock")
+    with pytest.raises(LockError, match="UTF-8"):
+        read_dependencies(tmp_path)
+    (tmp_path / "kernels.lock").write_text("[" * 100000)
+    with pytest.raises(LockError):
+        read_locks(tmp_path / "kernels.lock")
+
+
+def test_braces_in_a_hub_url() -> None:
+    from kernelkit.hub import open_hub
+
+    for url in ("git+file:///srv/{nope}/x", "git+file:///srv/{org/x", "git+ssh://h/{0}"):
+        with pytest.raises(HubError, match="invalid hub URL"):
+            open_hub(url)
+
+
+def test_huge_version_specifiers_and_empty_version(env: dict[str, Any]) -> None:
+    for version in ("1" * 5000, ">=" + "1" * 5000, "", "   ", 10**5000, -1):
+        with pytest.raises(VersionRequestError):
+            api.get_kernel("kernels-community/demo", version=version, hub=env["hub"])
+
+
+def test_unwritable_download_destination(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, "kernels-community/dl", "v1")
+    proj = tmp / "app"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text(
+        '[tool.kernels.dependencies]\n"kernels-community/dl" = 1\n')
+    assert cli("lock", str(proj), "--hub", str(hub.root)).returncode == 0
+    blocker = tmp / "file"
+    blocker.write_text("x")
+    err = one_line_error(cli("download", str(proj), "--dest", str(blocker / "sub"),
+                             "--hub", str(hub.root)))
+    assert str(blocker) in err
+
+
+def test_unwritable_upload_and_to_wheel_destinations(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, "kernels-community/tw", "v1")
+    blocker = tmp / "file"
+    blocker.write_text("x")
+    proj = tmp / "p"
+    make_variant(proj / "build", HOST, uid=uid())
+    err = one_line_error(cli("upload", str(proj), "--repo-id", "acme/up", "--hub",
+                             str(blocker / "hub")))
+    assert str(blocker) in err
+    err = one_line_error(cli("to-wheel", "kernels-community/tw", "--version", "1", "--hub",
+                             str(hub.root), "--dest", str(blocker / "dist")))
+    assert str(blocker) in err
+
+
+def test_unwritable_init_destination(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert str(blocker) in one_line_error(cli("init", str(blocker / "proj"), "--name",
+                                              "acme/proj"))
+
+
+# --- lesser ones ----------------------------------------------------------------------------
+
+
+def test_interrupted_download_staging_is_removed_by_the_next_load(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    commit = publish(hub, tmp, "kernels-community/st", "v1")
+    rc = RepoCache.of(env["cache"], "kernels-community/st")
+    stale = rc.variant_dir(commit, HOST).parent / f".{HOST}.fetch-deadbeef0000"
+    (stale / "build" / HOST).mkdir(parents=True)
+    (stale / "build" / HOST / "half.so").write_bytes(b"\0" * 10)
+    api.get_kernel("kernels-community/st", version=1, hub=hub)
+    assert not stale.exists()
+    assert [p.name for p in stale.parent.iterdir() if p.name.startswith(f".{HOST}.")] == [
+        f".{HOST}.receipt"]
+
+
+def test_replace_dir_recovers_an_old_tree_set_aside(tmp_path: Path) -> None:
+    from kernelkit.util.fs import recover_dir, replace_dir
+
+    dest = tmp_path / "tree"
+    aside = tmp_path / ".tree.old-0123456789ab"  # a crash between the two fallback renames
+    aside.mkdir()
+    (aside / "f").write_text("old")
+    recover_dir(dest)
+    assert (dest / "f").read_text() == "old" and not aside.exists()
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "f").write_text("new")
+    replace_dir(new, dest)
+    assert (dest / "f").read_text() == "new" and sorted(os.listdir(tmp_path)) == ["tree"]
+
+
+def test_check_config_refuses_parent_and_absolute_source_paths(tmp_path: Path) -> None:
+    from kernelkit.scaffold import init_project
+
+    proj = tmp_path / "k"
+    init_project(proj, name="acme/kk", backends=["cpu"])
+    text = (proj / "build.toml").read_text()
+    import re
+
+    bad = re.sub(r'src = \[\n?\s*"([^"]+)"', 'src = ["../../etc/passwd", "/abs/x.cpp", "\\1"',
+                 text, count=1)
+    assert bad != text
+    (proj / "build.toml").write_text(bad)
+    proc = cli("check-config", str(proj))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "leaves the project directory" in proc.stderr and "is absolute" in proc.stderr
+
+
+def test_offline_mode_refuses_hub_commands(tmp_path: Path) -> None:
+    for args in (["versions", "acme/x"], ["info", "acme/x"], ["lock", str(tmp_path)],
+                 ["download", str(tmp_path)]):
+        err = one_line_error(cli(*args, "--hub", str(tmp_path / "hub"),
+                                 env={"KERNELKIT_OFFLINE": "1"}))
+        assert "offline mode is on" in err
+
+
+def test_git_file_hub_is_never_created_at_the_root_or_under_a_missing_parent(
+        tmp_path: Path) -> None:
+    from kernelkit.hub.git_remote import GitRemoteHub
+
+    v = make_variant(tmp_path / "b", HOST, uid=uid())
+    files = {f"build/{HOST}/{p.name}": p for p in v.iterdir() if p.is_file()}
+    for url in (f"git+file://{tmp_path}/missing/deeper/hub", "git+file:///kk-typo-hub"):
+        hub = GitRemoteHub(url, tmp_path / "cache")
+        with pytest.raises(HubError, match="refusing to create"):
+            hub.publish("acme/x", "v1", files)
+    assert not (tmp_path / "missing").exists() and not Path("/kk-typo-hub").exists()
+
+
+def test_version_not_found_with_no_versions_says_none(env: dict[str, Any]) -> None:
+    publish(env["hub"], env["tmp"], "kernels-community/nov", "main")
+    with pytest.raises(ValueError, match="available versions: none"):
+        api.get_kernel("kernels-community/nov", version=3, hub=env["hub"])
+
+
+@pytest.mark.parametrize("name", ["v1\n", "main\n", "v1.0.0\n", "\nv1"])
+def test_branch_and_tag_names_ending_in_newline_are_refused(name: str) -> None:
+    from kernelkit.hub.names import check_ref_name
+    from kernelkit.hub.publish import check_tag
+
+    with pytest.raises(HubError):
+        check_ref_name(name, "branch")
+    with pytest.raises(HubError):
+        check_tag(name, "v1")
