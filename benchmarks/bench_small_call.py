@@ -39,20 +39,24 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def time_calls(fn: Callable[[], object], device: str, calls: int, repeats: int) -> float:
-    """Best per-call time in microseconds over ``repeats`` batches of ``calls`` calls."""
+def time_cases(cases: dict[str, Callable[[], object]], device: str, calls: int,
+               repeats: int) -> dict[str, float]:
+    """Best per-call time (microseconds) of each case over ``repeats`` batches of ``calls``
+    calls. The cases take turns batch by batch, so a busy machine slows them alike."""
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    for _ in range(max(calls // 10, 10)):  # warm-up
-        fn()
-    sync()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
+    for fn in cases.values():  # warm-up
+        for _ in range(max(calls // 10, 10)):
             fn()
-        sync()
-        best = min(best, (time.perf_counter() - t0) / calls)
-    return best * 1e6
+    sync()
+    best = dict.fromkeys(cases, float("inf"))
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            sync()
+            best[name] = min(best[name], (time.perf_counter() - t0) / calls)
+    return {name: t * 1e6 for name, t in best.items()}
 
 
 def build_template(template: str, backend: str, python: Path, workdir: Path) -> Path:
@@ -132,9 +136,18 @@ def bench_silu_and_mul(kernel: ModuleType, device: str, calls: int,
 
 def summarize(op: str, shape: str, cases: dict[str, Callable[[], object]], device: str,
               calls: int, repeats: int) -> dict[str, Any]:
-    us = {name: time_calls(fn, device, calls, repeats) for name, fn in cases.items()}
+    us = time_cases(cases, device, calls, repeats)
     return {"op": op, "input": shape, "us_per_call": {k: round(v, 3) for k, v in us.items()},
             "ratio_vs_raw_op": {k: round(v / us["raw_op"], 3) for k, v in us.items()}}
+
+
+def cpu_name() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor()
+    return next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")),
+                platform.processor())
 
 
 def main() -> int:
@@ -144,8 +157,8 @@ def main() -> int:
     ap.add_argument("--activation", type=Path, help="activation build (project, build/ or variant)")
     ap.add_argument("--python", type=Path, default=Path(sys.executable),
                     help="torch environment to build the templates with (when not given)")
-    ap.add_argument("--calls", type=int, default=2000)
-    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--repeats", type=int, default=150)
     ap.add_argument("--out", type=Path, help="default: benchmarks/results/small_call_<device>.json")
     args = ap.parse_args()
     device = args.device
@@ -161,7 +174,7 @@ def main() -> int:
                                       args.repeats)]
     report = {
         "benchmark": "small_call", "device": device,
-        "device_name": torch.cuda.get_device_name() if device == "cuda" else platform.processor(),
+        "device_name": torch.cuda.get_device_name() if device == "cuda" else cpu_name(),
         "torch": torch.__version__, "python": platform.python_version(),
         "cpu_threads": torch.get_num_threads(), "calls_per_batch": args.calls,
         "repeats": args.repeats, "results": results,
