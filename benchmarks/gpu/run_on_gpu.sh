@@ -5,7 +5,8 @@
 #   kernelkit init -> kernelkit build (the machine's torch: cuda + cpu variants) -> kernelkit
 #   check -> kernelkit upload (local hub) -> get_kernel (picks the CUDA variant) -> the
 #   example's own tests on CUDA (incl. opcheck and torch.compile)
-# then the img2gray bandwidth benchmark (JSON + PNG).
+# then the img2gray bandwidth benchmark (JSON + PNG) and the templates' small-call benchmark
+# (generated wrapper vs raw torch.ops call vs torch eager, JSON).
 # CUDA capabilities default to 9.0 (Hopper) to keep the compile short; override with
 # KERNELKIT_CUDA_CAPABILITIES.
 set -uo pipefail
@@ -47,5 +48,8 @@ done
 CUDA_VARIANT=$(ls -d "$W"/img2gray/build/*-cu*-* | head -1)
 step "img2gray: bandwidth benchmark" "bench.log" -- python3 "$ROOT/benchmarks/bench_img2gray_gpu.py" \
   --kernel "$CUDA_VARIANT" --out "$OUT"
+step "templates: small-call benchmark" "bench.log" -- python3 "$ROOT/benchmarks/bench_small_call.py" \
+  --device cuda --img2gray "$W/img2gray/build" --activation "$W/activation/build" \
+  --out "$OUT/small_call_cuda.json"
 cat "$OUT/summary.txt"
 exit $status

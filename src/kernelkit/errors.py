@@ -335,6 +335,16 @@ class UsageError(KernelkitError):
 
 
 
+class MergeError(KernelkitError):
+    """Shards that cannot be merged: no variants, a broken digest, or a conflict."""
+
+    def __init__(self, message: str, *, variant: str | None = None,
+                 shards: Sequence[Path] = (), hint: str | None = None) -> None:
+        self.variant = variant
+        self.shards = tuple(shards)
+        super().__init__(message, hint=hint)
+
+
 # --- kernelkit serve --------------------------------------------------------------------------
 
 

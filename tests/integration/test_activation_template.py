@@ -48,8 +48,17 @@ def test_python_sources_register_ops_in_the_build_namespace() -> None:
         if rel.endswith(".py"):
             ast.parse(text, filename=rel)  # valid Python after rendering
     ops = files["torch-ext/my_act/_silu_and_mul.py"]
-    assert 'custom_op(add_op_namespace_prefix("silu_and_mul_fn"), mutates_args=())' in ops
-    assert 'register_autograd(add_op_namespace_prefix("silu_and_mul_fn")' in ops
+    assert 'register_fake(add_op_namespace_prefix("silu_and_mul_fn"))' in ops
+    # thin wrappers: the checks and the allocation live in the C++ ops
+    assert "return ops.silu_and_mul_fn.default(x)" in ops
+    assert "raise" not in ops and "new_empty(_out_shape(x))" not in ops.split("register_fake")[0]
+    binding = files["torch-ext/torch_binding.cpp"]
+    assert 'ops.def("silu_and_mul_fn(Tensor input) -> Tensor")' in binding
+    assert 'ops.def("silu_and_mul(Tensor! out, Tensor input) -> ()")' in binding
+    assert "TORCH_CHECK_VALUE(input.dim() >= 1 && input.size(-1) % 2 == 0" in binding
+    # autograd in C++ too (no Python on a call), calling the ops through the dispatcher
+    assert 'ops.impl("silu_and_mul_fn", c10::DispatchKey::Autograd' in binding
+    assert '"::silu_and_mul_backward_fn"' in binding
     assert "::" not in ops.replace('"::"', "")  # no hard-coded op namespace
     layer = ast.parse(files["torch-ext/my_act/layers.py"])
     cls = next(n for n in layer.body if isinstance(n, ast.ClassDef) and n.name == "SiluAndMul")

@@ -160,6 +160,8 @@ def test_names_flow_into_every_file() -> None:
     init = files["torch-ext/luma_fast/__init__.py"]
     assert '__all__ = ["luma_fast"]' in init
     assert 'register_fake(add_op_namespace_prefix("luma_fast"))' in init
+    assert 'register_fake(add_op_namespace_prefix("luma_fast.out"))' in init
+    assert "return ops.luma_fast.default(image)" in init  # a thin wrapper: checks are in C++
     assert 'kernelkit.get_kernel("acme/luma-fast", version=1)' in files["CARD.md"]
     assert not any("{{" in text and "python_name" in text for text in files.values())
 
@@ -183,7 +185,9 @@ def test_kernel_sources_pin_the_float_math() -> None:
     cpp = files["img2gray_cpu/img2gray_cpu.cpp"]
     assert "at::parallel_for" in cpp and "fp-contract=off" in cpp
     binding = files["torch-ext/torch_binding.cpp"]
-    assert 'ops.def("img2gray(Tensor input, Tensor! out) -> ()")' in binding
+    assert 'ops.def("img2gray(Tensor input) -> Tensor")' in binding
+    assert 'ops.def("img2gray.out(Tensor input, Tensor! out) -> ()")' in binding
+    assert '"img2gray: image must have dtype torch.uint8, got "' in binding
     assert "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)" in binding
 
 

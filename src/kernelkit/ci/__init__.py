@@ -1,0 +1,1 @@
+"""CI configuration generators: pure functions from build targets to workflow text."""

