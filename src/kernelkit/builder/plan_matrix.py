@@ -118,13 +118,12 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
     if target.kind == "noarch":
         return None
     if target.kind == "tvm-ffi":
-        return Verdict.refuse("unsupported", "kernelkit does not build [tvm-ffi] kernels yet")
+        return Verdict.refuse("unsupported", "building [tvm-ffi] kernels")
     if target.kind == "stable-abi":
-        return Verdict.refuse("unsupported", "kernelkit does not build [torch.stable-abi] "
-                              "variants yet")
+        return Verdict.refuse("unsupported", "building [torch.stable-abi] variants")
     if target.backend not in BUILDABLE:
-        return Verdict.refuse("unsupported", f"kernelkit does not compile {target.backend} "
-                              "kernels yet (it compiles cpu and cuda)")
+        return Verdict.refuse("unsupported", f"compiling {target.backend} kernels (kernelkit "
+                              "compiles cpu and cuda)")
     return None
 
 
@@ -189,11 +188,14 @@ def interpreter_backends(manifest: Manifest, torch: TorchEnv,
                          requested: Sequence[str] | None) -> list[str]:
     """The backends a plain build makes: ``requested`` (each must be in the manifest), else every
     backend of the manifest that ``torch`` supports (CUDA torch: cuda and cpu; CPU torch: cpu)
-    and every noarch backend (nothing to compile, so any torch will do)."""
+    and every noarch variant the matrix has for this system (nothing to compile, so any torch
+    will do; ``list-variants`` lists the same ones)."""
     if requested:
         return list(dict.fromkeys(requested))
+    noarch = {t.backend for t in targets_for(manifest, system=f"{torch.machine}-{torch.os}")
+              if t.kind == "noarch"}
     chosen = [b for b in manifest.general.backends
-              if b in torch.backends or target_kind(manifest, b) == "noarch"]
+              if (b in torch.backends and target_kind(manifest, b) != "noarch") or b in noarch]
     if not chosen:
         raise NotBuildableError(
             f"{manifest.path or 'build.toml'}",
