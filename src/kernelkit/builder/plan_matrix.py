@@ -117,13 +117,13 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
     place that says so: supporting a new kind of variant flips its branch here."""
     if target.kind == "noarch":
         return None
+    if target.backend not in BUILDABLE:
+        return Verdict.refuse("unsupported", f"compiling {target.backend} kernels (kernelkit "
+                              "compiles cpu and cuda)")
     if target.kind == "tvm-ffi":
         return Verdict.refuse("unsupported", "building [tvm-ffi] kernels")
     if target.kind == "stable-abi":
         return Verdict.refuse("unsupported", "building [torch.stable-abi] variants")
-    if target.backend not in BUILDABLE:
-        return Verdict.refuse("unsupported", f"compiling {target.backend} kernels (kernelkit "
-                              "compiles cpu and cuda)")
     return None
 
 
