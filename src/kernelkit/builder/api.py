@@ -123,8 +123,6 @@ def _environment(b: PlannedBuild, run: _Run) -> EnvironmentSource:
     settings = run.settings
     if b.python is not None:
         return ThisInterpreter(b.python, settings.environ)
-    if b.target.kind == "noarch":
-        return ThisInterpreter(Path(sys.executable), settings.environ, identity="noarch")
     locked = run.toolchain_lock.variants.get(b.target.variant) if run.toolchain_lock else None
     spec = env_spec(b.target, locked=locked, system_toolkit=run.plan.toolkit)
     return PinnedEnvironment(spec, settings.envs_dir, settings.environ, settings.update_toolchain)

@@ -47,12 +47,13 @@ def noarch_package_files(manifest: Manifest) -> list[tuple[Path, str]]:
 
 
 def noarch_archs(manifest: Manifest, backend: str) -> tuple[str, ...] | None:
-    """``backend.archs`` of the metadata: what ``[torch-noarch]`` declares for the backend."""
+    """``backend.archs`` of the metadata: what ``[torch-noarch]`` declares for the backend,
+    verbatim (upstream copies ``cuda_capabilities`` / ``rocm_archs`` unsorted)."""
     fw = manifest.framework
     if not isinstance(fw, TorchNoarch):
         return None
     declared = {"cuda": fw.cuda_capabilities, "rocm": fw.rocm_archs}.get(backend, ())
-    return tuple(sorted(set(declared))) or None
+    return tuple(declared) or None
 
 
 def noarch_metadata(manifest: Manifest, backend: str, uid: str,
