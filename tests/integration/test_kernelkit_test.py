@@ -59,12 +59,17 @@ def test_by_repo_id():
     assert torch.equal(k.scale(torch.ones(2)), torch.ones(2) * {factor})
 """
 
-# upstream `kernels` when installed, else kernelkit's loader: both read LOCAL_KERNELS.
-COMPAT = """try:
+# upstream `kernels` (when installed) or kernelkit's loader: both read LOCAL_KERNELS.
+COMPAT = """import os
+
+try:
+    if os.environ.get("USE_KERNELKIT"):
+        raise ImportError
     import kernels as _k
 except ImportError:
     import kernelkit as _k
 get_kernel = _k.get_kernel
+LOADER = _k.__name__
 """
 
 
@@ -81,9 +86,10 @@ def project(tmp_path: Path, factor: float = 2.0) -> Path:
     return proj
 
 
-def kk_test(proj: Path, *args: str, envs: Path) -> subprocess.CompletedProcess[str]:
+def kk_test(proj: Path, *args: str, envs: Path,
+            **extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "KERNELKIT_ENVS": str(envs),
-           "EXPECT": HOST}
+           "EXPECT": HOST, **extra}
     env.pop("LOCAL_KERNELS", None)
     return subprocess.run([sys.executable, "-m", "kernelkit", "test", str(proj), *args],
                           capture_output=True, text=True, env=env, cwd=proj.parent)
@@ -115,6 +121,11 @@ def test_runs_the_suite_both_ways_and_reports(tmp_path: Path) -> None:
     assert only.returncode == 0, only.stdout + only.stderr
     assert "1 passed, 1 deselected" in only.stdout
     assert f"passed  {HOST}: pytest passed" in only.stdout and OLD not in only.stdout
+    # the same suite through kernelkit's loader (it reads LOCAL_KERNELS as upstream does)
+    kk = kk_test(proj, "--variant", HOST, "--", "-q", "-k", "by_repo_id",
+                 envs=tmp_path / "no-envs", USE_KERNELKIT="1")
+    assert kk.returncode == 0, kk.stdout + kk.stderr
+    assert "1 passed, 1 deselected" in kk.stdout
 
 
 def test_a_failing_suite_fails_the_command(tmp_path: Path) -> None:
