@@ -36,7 +36,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 
 class KernelkitError(Exception):
@@ -126,13 +126,28 @@ class BuildError(KernelkitError):
         super().__init__(text, hint=hint or "the previous build/ tree was left untouched")
 
 
-class NotBuildableError(KernelkitError):
-    """The manifest asks for something this machine cannot build (a backend, a toolkit)."""
+#: Whose limitation a refusal to build is: kernelkit's, this machine's, or the project's.
+RefusalKind = Literal["unsupported", "machine", "project"]
+WHOSE: dict[str, str] = {
+    "unsupported": "kernelkit does not support this yet",
+    "machine": "this machine lacks what it needs",
+    "project": "the project is wrong",
+}
 
-    def __init__(self, what: str, reason: str, *, hint: str | None = None) -> None:
+
+class NotBuildableError(KernelkitError):
+    """A variant cannot be built, and whose limitation that is (``who``): kernelkit does not
+    support it yet (``unsupported``), this machine lacks something (``machine``, the default),
+    or the project is wrong (``project``)."""
+
+    def __init__(self, what: str, reason: str, *, hint: str | None = None,
+                 who: RefusalKind = "machine") -> None:
         self.what = what
         self.reason = reason
-        super().__init__(f"{what} is not buildable on this machine: {reason}", hint=hint)
+        self.who: RefusalKind = who
+        text = (f"{what} is not buildable on this machine: {reason}" if who == "machine"
+                else f"{what} is not buildable: {WHOSE[who]}: {reason}")
+        super().__init__(text, hint=hint)
 
 
 class VariantNotInMatrixError(NotBuildableError):

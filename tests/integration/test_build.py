@@ -137,7 +137,8 @@ def cpu_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
 @pytest.mark.slow
 def test_cpu_build_layout_and_metadata(cpu_build: tuple[Path, Path, str]) -> None:
     project, variant, stdout = cpu_build
-    assert re.fullmatch(rf"{CPU_VARIANT}  {re.escape(str(variant))}  \d+\.\d s\n", stdout)
+    assert re.fullmatch(rf"built   {CPU_VARIANT}  {re.escape(str(variant))}  \d+\.\d s\n"
+                        r"1 built, 0 cached, 0 failed, 0 skipped\n", stdout)
     meta = Metadata.read(variant / "metadata.json")
     tree = git(project, "rev-parse", "HEAD^{tree}")
     assert meta.id == f"_addone_cpu_{tree[:7]}"

@@ -103,7 +103,7 @@ def test_failure_in_one_variant_is_reported_with_its_log(tmp_path: Path, envs_di
     shutil.copytree(ADDONE, project)
     (project / "addone_cpu" / "addone_cpu.cpp").write_text("this is not C++\n")
     proc = kernelkit("build", str(project), "--variant", CPU, envs=envs_dir)
-    assert proc.returncode == 1
+    assert proc.returncode == ExitCode.BUILD
     assert f"FAILED {CPU}" in proc.stdout and "log: " in proc.stdout
     log = Path(proc.stdout.split("log: ")[-1].splitlines()[0].strip())
     assert log.is_file() and "this is not C++" in log.read_text()

@@ -104,8 +104,9 @@ def test_backends_that_cannot_be_built() -> None:
         plan_variant(manifest(), CPU_ENV, "cuda", "u", toolkit=TOOLKIT)
     rocm = parse_manifest(MANIFEST.format(torch_extra="", cuda_extra="").replace(
         'backends = ["cpu", "cuda"]', 'backends = ["cpu", "cuda", "rocm"]'))
-    with pytest.raises(NotBuildableError, match="not buildable on this machine"):
+    with pytest.raises(NotBuildableError, match="kernelkit does not support this yet") as info:
         plan_variant(rocm, CPU_ENV, "rocm", "u")
+    assert info.value.who == "unsupported"
     with pytest.raises(KernelkitError, match=r"not in general.backends"):
         plan_variant(manifest(), CPU_ENV, "xpu", "u")
 

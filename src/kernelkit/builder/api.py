@@ -23,6 +23,7 @@ from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, Outcome
 from kernelkit.builder.execute import execute_plan
 from kernelkit.builder.facts import gather_facts
+from kernelkit.builder.noarch import build_noarch
 from kernelkit.builder.plan import plan_variant
 from kernelkit.builder.plan_matrix import (
     HostFacts,
@@ -140,8 +141,6 @@ def _environment(b: PlannedBuild, run: _Run) -> EnvironmentSource:
     settings = run.settings
     if b.python is not None:
         return ThisInterpreter(b.python, settings.environ)
-    if b.target.kind == "noarch":
-        return ThisInterpreter(Path(sys.executable), settings.environ, identity="noarch")
     locked = run.toolchain_lock.variants.get(b.target.variant) if run.toolchain_lock else None
     spec = env_spec(b.target, locked=locked, system_toolkit=run.plan.toolkit)
     return PinnedEnvironment(spec, settings.envs_dir, settings.environ, settings.update_toolchain)
@@ -150,6 +149,12 @@ def _environment(b: PlannedBuild, run: _Run) -> EnvironmentSource:
 def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
     """One planned variant through the pipeline: build cache, environment, plan, compile."""
     t = b.target
+    if t.kind == "noarch":  # nothing to compile: no environment, no cache
+        log = run.manifest.root.resolve() / "_cmake_build" / t.variant / "build.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        res = build_noarch(run.manifest, t.variant, t.backend, run.uid,
+                           out_root=run.plan.out_root, state=run.state, log_path=log)
+        return Outcome(t.variant, "built", "", res.path, res.log_path, res.seconds, result=res)
     caps = list(run.settings.cuda_capabilities) if run.settings.cuda_capabilities and \
         t.backend == "cuda" else None
     source = _environment(b, run)
@@ -186,20 +191,22 @@ def build(project: Path, *, python: Path | None = None, backends: list[str] | No
           jobs: int | None = None, settings: BuildSettings | None = None,
           on_event: OnEvent | None = None) -> list[BuildResult]:
     """Build the variants of ``project`` for the torch of ``python`` (default: this
-    interpreter) into ``out_root`` (default ``<project>/build``); raise the first failure."""
+    interpreter) into ``out_root`` (default ``<project>/build``); raise the first failure.
+    Refused variants are left out; if every variant is refused, the first refusal is raised."""
     settings = settings or BuildSettings.from_environ(cuda_capabilities=cuda_capabilities)
     if cuda_capabilities:
         settings = replace(settings, cuda_capabilities=tuple(cuda_capabilities))
     manifest, plan = plan_build(project, matrix=False, python=python, backends=backends,
                                 out_root=out_root, jobs=jobs, settings=settings)
-    results = []
-    for outcome in run_plan(manifest, plan, settings, on_event):
-        if outcome.error is not None:
-            raise outcome.error
+    outcomes = run_plan(manifest, plan, settings, on_event)
+    for outcome in outcomes:
         if outcome.status == "failed":
-            raise KernelkitError(outcome.message)
-        assert outcome.result is not None
-        results.append(outcome.result)
+            raise outcome.error or KernelkitError(outcome.explanation)
+    results = [o.result for o in outcomes if o.result is not None]
+    if not results and outcomes:
+        first = outcomes[0]
+        raise first.error or NotBuildableError(first.variant, first.message,
+                                               who=first.who or "machine")
     return results
 
 

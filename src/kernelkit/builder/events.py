@@ -14,6 +14,7 @@ from typing import Any, Literal
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.builder.compiler_cache import CacheStats
 from kernelkit.builder.progress import Step
+from kernelkit.errors import WHOSE, RefusalKind
 
 Status = Literal["built", "cached", "failed", "skipped"]
 
@@ -41,10 +42,17 @@ class Outcome:
     seconds: float = 0.0
     error: BaseException | None = field(default=None, compare=False, repr=False)
     result: BuildResult | None = field(default=None, compare=False, repr=False)
+    who: RefusalKind | None = None  # a refused variant: whose limitation that is
+
+    @property
+    def explanation(self) -> str:
+        """The message, prefixed with whose limitation it is for a refused variant."""
+        return f"{WHOSE[self.who]}: {self.message}" if self.who else self.message
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "variant": self.variant, "status": self.status, "message": self.message,
+            "who": self.who,
             "path": str(self.path) if self.path else None,
             "log": str(self.log_path) if self.log_path else None,
             "seconds": round(self.seconds, 2)}

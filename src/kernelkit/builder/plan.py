@@ -62,20 +62,22 @@ def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
 def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
     where = manifest.path or "build.toml"
     if not isinstance(manifest.framework, TorchFramework):
-        raise NotBuildableError(f"{where}", "only [torch] kernels can be compiled by kernelkit")
+        raise NotBuildableError(f"{where}", "only [torch] kernels are compiled by kernelkit",
+                                who="unsupported")
     if backend not in manifest.general.backends:
         raise KernelkitError(f"{where}: backend {backend} is not in general.backends "
                              f"{list(manifest.general.backends)}",
                              hint="add it to general.backends or build another backend")
     if backend not in BUILDABLE_BACKENDS:
         raise NotBuildableError(f"backend {backend}", "kernelkit builds only cpu and cuda "
-                                "variants", hint="build this backend with upstream kernel-builder")
+                                "variants", hint="build this backend with upstream kernel-builder",
+                                who="unsupported")
     if backend == "cuda" and not env.cuda:
         raise NotBuildableError("backend cuda", f"torch {env.torch_version} of {env.python} "
                                 "has no CUDA support", hint="pass --python with a CUDA torch")
     if manifest.framework.stable_abi_for(backend) is not None:
         raise NotBuildableError(f"backend {backend}", "[torch] stable-abi builds are not "
-                                "supported by kernelkit yet")
+                                "supported by kernelkit yet", who="unsupported")
 
 
 def check_toolkit(manifest: Manifest, env: TorchEnv, toolkit: CudaToolkit, variant: str) -> None:

@@ -2,7 +2,10 @@
 
 A :class:`MatrixPlan` is a value you can print (``--dry-run``), serialise (``--json``) and test:
 one :class:`PlannedBuild` per variant with the environment it is built in (``python`` set: that
-interpreter; unset: the variant's pinned environment) and the command that builds it alone.
+interpreter; unset: the variant's pinned environment) and the command that builds it alone. A
+variant that cannot be built says why and whose limitation that is (``who``: kernelkit does not
+support it yet, this machine lacks something, or the project is wrong), decided in one place:
+:func:`why_not_buildable` (:func:`kernelkit_refusal` for what kernelkit cannot build yet).
 ``plan_matrix`` plans the supported matrix of a manifest; ``plan_interpreter`` plans a plain
 ``kernelkit build``: the backends one torch environment supports, a one-environment plan.
 """
@@ -18,10 +21,17 @@ from typing import Any
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.resources import Fit, Machine, fit
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
-from kernelkit.errors import KernelkitError, NotBuildableError
-from kernelkit.manifest.model import Manifest
-from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix, targets_for
-from kernelkit.variants.name import format_torch_variant
+from kernelkit.errors import WHOSE, KernelkitError, NotBuildableError, RefusalKind
+from kernelkit.manifest.model import Manifest, TorchFramework
+from kernelkit.variants.matrix import (
+    BuildTarget,
+    Matrix,
+    TargetKind,
+    load_matrix,
+    target_kind,
+    targets_for,
+)
+from kernelkit.variants.name import format_torch_variant, xy
 
 BUILDABLE = ("cpu", "cuda")
 
@@ -40,16 +50,35 @@ class HostFacts:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """Whether a target can be built here and why (not); a refusal says whose limitation it is."""
+
+    buildable: bool
+    reason: str
+    who: RefusalKind | None = None  # None when buildable
+
+    @classmethod
+    def refuse(cls, who: RefusalKind, reason: str) -> Verdict:
+        return cls(False, reason, who)
+
+
+@dataclass(frozen=True)
 class PlannedBuild:
     target: BuildTarget
     buildable: bool
     reason: str
     command: tuple[str, ...]
     python: Path | None = None  # build with this interpreter; None: the pinned environment
+    who: RefusalKind | None = None  # whose limitation a refusal is (None when buildable)
+
+    @property
+    def explanation(self) -> str:
+        """The reason, prefixed with whose limitation it is when the variant is refused."""
+        return f"{WHOSE[self.who]}: {self.reason}" if self.who else self.reason
 
     def to_json(self) -> dict[str, Any]:
         return {**self.target.to_json(), "buildable": self.buildable, "reason": self.reason,
-                "command": list(self.command),
+                "who": self.who, "command": list(self.command),
                 "python": str(self.python) if self.python else None}
 
 
@@ -78,35 +107,53 @@ class MatrixPlan:
         lines = [(f"build plan for {self.project} -> {self.out_root} "
                  f"({self.parallel} at once, {self.jobs} jobs each{threads})")]
         for b in self.builds:
-            mark = "build" if b.buildable else "skip "
+            mark = "build" if b.buildable else ("error" if b.who == "project" else "skip ")
             req = " (required)" if b.target.required else ""
-            lines.append(f"  {mark} {b.target.variant}{req}: {b.reason}")
+            lines.append(f"  {mark} {b.target.variant}{req}: {b.explanation}")
         return "\n".join(lines)
 
 
-def why_not_buildable(target: BuildTarget, facts: HostFacts,
-                      matrix: Matrix | None = None) -> tuple[bool, str]:
-    """Can this machine build ``target``, and why (not)?"""
-    if target.kind == "tvm-ffi":
-        return False, "tvm-ffi kernels are not buildable by kernelkit"
+NOARCH_REASON = "pure Python variant (no compile)"
+
+
+def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
+    """The variants kernelkit cannot build yet, whatever the machine (``None``: it can). The one
+    place that says so: supporting a new kind of variant flips its branch here."""
     if target.kind == "noarch":
-        return True, "pure Python variant (no compile)"
+        return None
     if target.backend not in BUILDABLE:
-        return False, f"backend {target.backend} is not buildable by kernelkit (cpu and cuda are)"
+        return Verdict.refuse("unsupported", f"compiling {target.backend} kernels (kernelkit "
+                              "compiles cpu and cuda)")
+    if target.kind == "tvm-ffi":
+        return Verdict.refuse("unsupported", "building [tvm-ffi] kernels")
+    if target.kind == "stable-abi":
+        return Verdict.refuse("unsupported", "building [torch.stable-abi] variants")
+    return None
+
+
+def why_not_buildable(target: BuildTarget, facts: HostFacts,
+                      matrix: Matrix | None = None) -> Verdict:
+    """Can this machine build ``target``, why (not), and whose limitation a refusal is?"""
+    if target.kind == "noarch":
+        return Verdict(True, NOARCH_REASON)
+    refused = kernelkit_refusal(target)
+    if refused is not None:
+        return refused
     if target.system != facts.system:
-        return False, f"built on {target.system} machines only (this is {facts.system})"
+        return Verdict.refuse("machine", f"built on {target.system} machines only (this is "
+                              f"{facts.system})")
     how = f"torch {target.pin.torch if target.pin else '?'}"
     if target.backend == "cuda" and target.backend_version:
         try:
             wheels = (matrix or load_matrix()).toolkit_wheels_for(target.backend_version)
             tk = choose_cuda_toolkit(target.backend_version, facts.toolkit, wheels)
         except NotBuildableError as exc:
-            return False, exc.reason
+            return Verdict.refuse(exc.who, exc.reason)
         how += f", {tk.reason}"
     if target.variant in facts.missing:
-        return False, facts.missing[target.variant]
+        return Verdict.refuse("machine", facts.missing[target.variant])
     source = facts.sources.get(target.variant)
-    return True, how + (f" from {source}" if source else "")
+    return Verdict(True, how + (f" from {source}" if source else ""))
 
 
 def select_targets(targets: Sequence[BuildTarget], patterns: Sequence[str]) -> list[BuildTarget]:
@@ -143,9 +190,9 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
         chosen = shard_targets(chosen, *shard)
     builds = []
     for t in chosen:
-        ok, reason = why_not_buildable(t, facts, matrix)
+        v = why_not_buildable(t, facts, matrix)
         cmd = ("kernelkit", "build", str(project), "--variant", t.variant)
-        builds.append(PlannedBuild(t, ok, reason, cmd))
+        builds.append(PlannedBuild(t, v.buildable, v.reason, cmd, who=v.who))
     f = _fit(manifest, facts, builds, parallel, jobs, nvcc_threads, cuda_archs)
     return MatrixPlan(project, out_root, tuple(builds), f.parallel, f.jobs, facts.toolkit,
                       f.nvcc_threads)
@@ -154,10 +201,15 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
 def interpreter_backends(manifest: Manifest, torch: TorchEnv,
                          requested: Sequence[str] | None) -> list[str]:
     """The backends a plain build makes: ``requested`` (each must be in the manifest), else every
-    backend of the manifest that ``torch`` supports (CUDA torch: cuda and cpu; CPU torch: cpu)."""
+    backend of the manifest that ``torch`` supports (CUDA torch: cuda and cpu; CPU torch: cpu)
+    and every noarch variant the matrix has for this system (nothing to compile, so any torch
+    will do; ``list-variants`` lists the same ones)."""
     if requested:
         return list(dict.fromkeys(requested))
-    chosen = [b for b in torch.backends if b in manifest.general.backends]
+    noarch = {t.backend for t in targets_for(manifest, system=f"{torch.machine}-{torch.os}")
+              if t.kind == "noarch"}
+    chosen = [b for b in manifest.general.backends
+              if (b in torch.backends and target_kind(manifest, b) != "noarch") or b in noarch]
     if not chosen:
         raise NotBuildableError(
             f"{manifest.path or 'build.toml'}",
@@ -165,6 +217,44 @@ def interpreter_backends(manifest: Manifest, torch: TorchEnv,
             f"torch {torch.torch_version} of {torch.python} supports ({', '.join(torch.backends)})",
             hint="pass --python with an environment whose torch supports one of them")
     return chosen
+
+
+def interpreter_target(manifest: Manifest, torch: TorchEnv, backend: str) -> BuildTarget:
+    """The variant a plain build of ``backend`` makes with ``torch``."""
+    kind: TargetKind = target_kind(manifest, backend)
+    system = f"{torch.machine}-{torch.os}"
+    cuda = torch.cuda if backend == "cuda" else None
+    fields: dict[str, Any] = {"torch": torch.torch_release, "backend": backend,
+                              "backend_version": cuda, "required": False, "system": system,
+                              "kind": kind}
+    if kind == "noarch":
+        return BuildTarget(variant=f"torch-{backend}", **fields)
+    if backend not in torch.backends:  # refused; a name would need the backend's version
+        return BuildTarget(variant=f"{backend} backend", **fields)
+    arch = format_torch_variant(torch.torch_release, backend, cuda, torch.machine, torch.os)
+    fw = manifest.framework
+    if kind == "stable-abi" and isinstance(fw, TorchFramework):
+        stable = str(fw.stable_abi_for(backend))
+        arch = format_torch_variant(torch.torch_release, backend, cuda, torch.machine,
+                                    torch.os, stable_abi=stable)
+    elif kind == "tvm-ffi":
+        version = next((e.tvm_ffi for e in load_matrix().entries if e.tvm_ffi), "0.1")
+        compute = arch.split("-")[2] if "-cxx11-" in arch else arch.split("-")[1]
+        arch = f"tvm-ffi{xy(version)}-{compute}-{system}"
+    return BuildTarget(variant=arch, **fields)
+
+
+def interpreter_verdict(target: BuildTarget, torch: TorchEnv) -> Verdict:
+    """Can ``torch``'s interpreter build ``target`` (same classification as the matrix)?"""
+    if target.kind == "noarch":
+        return Verdict(True, NOARCH_REASON)
+    refused = kernelkit_refusal(target)
+    if refused is not None:
+        return refused
+    if target.backend not in torch.backends:
+        return Verdict.refuse("machine", f"torch {torch.torch_version} of {torch.python} has no "
+                              f"{target.backend} support")
+    return Verdict(True, f"torch {torch.torch_version} of {torch.python}")
 
 
 def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
@@ -177,15 +267,12 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
     out_root = (out_root or project / "build").resolve()
     builds = []
     for backend in interpreter_backends(manifest, torch, backends):
-        cuda = torch.cuda if backend == "cuda" else None
-        variant = format_torch_variant(torch.torch_release, backend, cuda, torch.machine, torch.os)
-        target = BuildTarget(variant=variant, torch=torch.torch_release, backend=backend,
-                             backend_version=cuda, required=False,
-                             system=f"{torch.machine}-{torch.os}")
+        target = interpreter_target(manifest, torch, backend)
+        v = interpreter_verdict(target, torch)
         cmd = ("kernelkit", "build", str(project), "--python", str(torch.python),
                "--backend", backend)
-        builds.append(PlannedBuild(target, True, f"torch {torch.torch_version} of {torch.python}",
-                                   cmd, python=torch.python))
+        builds.append(PlannedBuild(target, v.buildable, v.reason, cmd, python=torch.python,
+                                   who=v.who))
     f = _fit(manifest, facts, builds, 1, jobs, nvcc_threads, cuda_archs)
     return MatrixPlan(project, out_root, tuple(builds), 1, f.jobs, facts.toolkit, f.nvcc_threads)
 

@@ -4,6 +4,10 @@ Without ``--all``/``--variant``: the backends that the torch of ``--python`` (de
 interpreter) supports, built with that interpreter. With them: the supported matrix, each
 variant in its own pinned environment, several at once, with the build cache. Both are one
 plan run by one pipeline (``kernelkit.builder.api``); this module parses, renders and exits.
+
+A variant that cannot be built is skipped (saying whose limitation that is) and the others are
+built; the build ends with one line per variant and exits non-zero only on a real failure (or,
+with ``--strict``, on any skip, or when nothing at all was built).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import KernelkitError, UsageError
+from kernelkit.errors import ExitCode, UsageError
 
 
 def _positive(text: str) -> int:
@@ -60,6 +64,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan, build nothing")
     p.add_argument("--json", action="store_true",
                    help="print the plan (with --dry-run) or the results as JSON")
+    p.add_argument("--strict", "--fail-on-skip", dest="strict", action="store_true",
+                   help="exit non-zero if any variant is skipped (default: only on failures)")
     g = p.add_argument_group("build matrix (each variant in its own pinned environment)")
     g.add_argument("--all", dest="matrix_all", action="store_true",
                    help="build every variant of the supported matrix this machine can build")
@@ -111,25 +117,35 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         for line in report_lines(outcomes):
             print(line, file=sys.stderr)
-    return _summarize(outcomes, args.json, matrix)
+    return _summarize(outcomes, args.json, args.strict)
 
 
-def _summarize(outcomes: list[Any], as_json: bool, matrix: bool) -> int:
-    failed = [o for o in outcomes if o.status == "failed"]
+def _outcome_line(o: Any) -> str:
+    if o.status in ("built", "cached"):
+        return f"{o.status:<7} {o.variant}  {o.path}  {o.seconds:.1f} s"
+    if o.status == "skipped":
+        return f"skipped {o.variant}: {o.explanation}"
+    return f"FAILED {o.variant}: {o.explanation}" + (f"\n  log: {o.log_path}"
+                                                      if o.log_path else "")
+
+
+def _summarize(outcomes: list[Any], as_json: bool, strict: bool) -> int:
+    """One line per variant, then the counts; the exit status (``ExitCode.BUILD``) on a failure,
+    on a skip with ``strict``, or when nothing was built or up to date."""
+    counts = {s: sum(o.status == s for o in outcomes)
+              for s in ("built", "cached", "failed", "skipped")}
     if as_json:
         print(json.dumps([o.to_json() for o in outcomes], indent=2))
-    elif matrix:
-        counts = {s: sum(o.status == s for o in outcomes)
-                  for s in ("built", "cached", "failed", "skipped")}
-        print(", ".join(f"{n} {s}" for s, n in counts.items()))
-        for o in failed:
-            print(f"FAILED {o.variant}: {o.message}" + (f"\n  log: {o.log_path}"
-                                                       if o.log_path else ""))
     else:
         for o in outcomes:
-            if o.status in ("built", "cached"):
-                print(f"{o.variant}  {o.path}  {o.seconds:.1f} s")
-        if failed:  # a plain build reports its error as every other command does
-            error = failed[0].error
-            raise error if isinstance(error, KernelkitError) else KernelkitError(failed[0].message)
-    return 1 if failed or not any(o.status in ("built", "cached") for o in outcomes) else 0
+            print(_outcome_line(o))
+        print(", ".join(f"{n} {s}" for s, n in counts.items()))
+    if counts["failed"]:
+        return ExitCode.BUILD
+    if strict and counts["skipped"]:
+        print("error: --strict: skipped variants count as failures", file=sys.stderr)
+        return ExitCode.BUILD
+    if not counts["built"] and not counts["cached"]:
+        print("error: nothing was built", file=sys.stderr)
+        return ExitCode.BUILD
+    return ExitCode.OK

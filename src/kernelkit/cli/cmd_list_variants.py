@@ -34,5 +34,5 @@ def _run(args: argparse.Namespace) -> int:
     for b in plan.builds:
         mark = "yes" if b.buildable else "no "
         req = "required" if b.target.required else "optional"
-        print(f"  {b.target.variant:<{width}}  {req}  buildable: {mark}  {b.reason}")
+        print(f"  {b.target.variant:<{width}}  {req}  buildable: {mark}  {b.explanation}")
     return 0

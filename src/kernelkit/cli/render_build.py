@@ -32,9 +32,10 @@ class PlainRenderer:
                       f"({s.elapsed:.0f} s{_eta(s.remaining)})")
         elif event.kind == "done" and event.outcome is not None:
             o = event.outcome
+            why = o.explanation.splitlines()[0] if o.status in ("failed", "skipped") and \
+                o.message else ""
             self._say(f"{o.status:>7} {o.variant}" + (f" ({o.seconds:.0f} s)" if o.seconds else "")
-                      + (f": {o.message.splitlines()[0]}" if o.status == "failed" and o.message
-                         else ""))
+                      + (f": {why}" if why else ""))
 
     def _say(self, text: str) -> None:
         print(text, file=self.stream, flush=True)

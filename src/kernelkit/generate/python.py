@@ -108,3 +108,30 @@ def render_ops_py(python_name: str, uid: str, backend: str | None = None) -> str
             "def add_op_namespace_prefix(op_name: str) -> str:\n"
             '    """Prefix op_name with this kernel\'s op namespace."""\n'
             '    return _OPS_NAME + "::" + op_name\n')
+
+
+def render_noarch_ops_py(python_name: str, uid: str) -> str:
+    """``_ops.py`` of a noarch variant (``build/torch-<backend>/``, spec §3.5): nothing is
+    compiled, so the op namespace ``_<name>_<backend>_<uid>`` follows the backend of the torch
+    that imports it (tpu, neuron, cuda, rocm, metal, xpu, else cpu, in upstream's order)."""
+    return (f"# {GENERATED_MARK} {__version__}. Do not edit.\n"
+            "import torch\n\n\n"
+            "def _backend() -> str:\n"
+            '    if hasattr(torch, "backends") and hasattr(torch.backends, "tpu"):\n'
+            '        return "tpu"\n'
+            '    if hasattr(torch, "neuron"):\n'
+            '        return "neuron"\n'
+            "    if torch.version.cuda is not None:\n"
+            '        return "cuda"\n'
+            "    if torch.version.hip is not None:\n"
+            '        return "rocm"\n'
+            "    if torch.backends.mps.is_available():\n"
+            '        return "metal"\n'
+            '    if getattr(torch.version, "xpu", None) is not None:\n'
+            '        return "xpu"\n'
+            '    return "cpu"\n\n\n'
+            f'_OPS_NAME = "_{python_name}_" + _backend() + "_{uid}"\n\n'
+            "ops = getattr(torch.ops, _OPS_NAME)\n\n\n"
+            "def add_op_namespace_prefix(op_name: str) -> str:\n"
+            '    """Prefix op_name with this kernel\'s op namespace."""\n'
+            '    return _OPS_NAME + "::" + op_name\n')

@@ -187,15 +187,29 @@ def _in_bounds(entry: MatrixEntry, manifest: Manifest) -> bool:
     return True
 
 
+def target_kind(manifest: Manifest, backend: str) -> TargetKind:
+    """What kind of variant ``manifest`` builds for ``backend`` (upstream §2.3 step 4): tvm-ffi;
+    noarch for ``[torch-noarch]`` and for a backend without a compiled component; stable-abi for
+    a backend under ``[torch.stable-abi]``; else arch."""
+    fw = manifest.framework
+    if isinstance(fw, TvmFfi):
+        return "tvm-ffi"
+    if isinstance(fw, TorchNoarch) or not manifest.kernels_for(backend):
+        return "noarch"
+    return "stable-abi" if fw.stable_abi_for(backend) is not None else "arch"
+
+
 def _name_and_kind(entry: MatrixEntry, manifest: Manifest, system: str) -> tuple[str, TargetKind]:
     fw = manifest.framework
     cpu, os_name = system.split("-", 1)
-    if isinstance(fw, TvmFfi):
+    kind = target_kind(manifest, entry.backend)
+    if kind == "tvm-ffi":
         parts = entry.arch_variant(system).split("-")
         compute = parts[2] if parts[1] == "cxx11" else parts[1]
         return f"tvm-ffi{xy(entry.tvm_ffi or '0')}-{compute}-{cpu}-{os_name}", "tvm-ffi"
-    if isinstance(fw, TorchNoarch) or not manifest.kernels_for(entry.backend):
+    if kind == "noarch":
         return f"torch-{entry.backend}", "noarch"
+    assert isinstance(fw, TorchFramework)
     stable = fw.stable_abi_for(entry.backend)
     if stable is not None:
         name = format_torch_variant(entry.torch, entry.backend, entry.backend_version, cpu,
