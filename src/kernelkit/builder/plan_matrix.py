@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelkit.builder.plan import interpreter_kind, variant_name
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import NotBuildableError
 from kernelkit.manifest.model import Manifest
 from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix, targets_for
-from kernelkit.variants.name import format_torch_variant
 
 BUILDABLE = ("cpu", "cuda")
 
@@ -163,10 +163,11 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, cores: int,
     builds = []
     for backend in interpreter_backends(manifest, torch, backends):
         cuda = torch.cuda if backend == "cuda" else None
-        variant = format_torch_variant(torch.torch_release, backend, cuda, torch.machine, torch.os)
+        variant = variant_name(manifest, torch, backend)
         target = BuildTarget(variant=variant, torch=torch.torch_release, backend=backend,
                              backend_version=cuda, required=False,
-                             system=f"{torch.machine}-{torch.os}")
+                             system=f"{torch.machine}-{torch.os}", kind=interpreter_kind(
+                                 manifest, backend))
         cmd = ("kernelkit", "build", str(project), "--python", str(torch.python),
                "--backend", backend)
         builds.append(PlannedBuild(target, True, f"torch {torch.torch_version} of {torch.python}",

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from kernelkit.manifest.model import Manifest, TorchFramework, TorchNoarch, TvmFfi, Version
 from kernelkit.util.versions import major_minor
-from kernelkit.variants.name import format_torch_variant, xy
+from kernelkit.variants.name import format_torch_variant, format_tvm_ffi_variant
 
 DEFAULT_SYSTEM = "x86_64-linux"
 TargetKind = Literal["arch", "stable-abi", "tvm-ffi", "noarch"]
@@ -191,9 +191,9 @@ def _name_and_kind(entry: MatrixEntry, manifest: Manifest, system: str) -> tuple
     fw = manifest.framework
     cpu, os_name = system.split("-", 1)
     if isinstance(fw, TvmFfi):
-        parts = entry.arch_variant(system).split("-")
-        compute = parts[2] if parts[1] == "cxx11" else parts[1]
-        return f"tvm-ffi{xy(entry.tvm_ffi or '0')}-{compute}-{cpu}-{os_name}", "tvm-ffi"
+        name = format_tvm_ffi_variant(entry.tvm_ffi or "0", entry.backend, entry.backend_version,
+                                      cpu, os_name)
+        return name, "tvm-ffi"
     if isinstance(fw, TorchNoarch) or not manifest.kernels_for(entry.backend):
         return f"torch-{entry.backend}", "noarch"
     stable = fw.stable_abi_for(entry.backend)
