@@ -81,6 +81,12 @@ _CODES: tuple[Code, ...] = (
          "the shim is newer than the variant's stable-ABI version: raise [torch.stable-abi] "
          "to that torch version, or avoid the function (build sets TORCH_TARGET_VERSION so "
          "the headers hide newer shims)"),
+    Code("tvm-ffi-links-torch", "error", "tvm-ffi variant links libtorch",
+         "a [tvm-ffi] kernel exchanges tensors through DLPack: include only <tvm/ffi/...> "
+         "headers, drop torch from its sources and link flags, or make it a [torch] kernel"),
+    Code("tvm-ffi-no-runtime", "error", "tvm-ffi variant does not link libtvm_ffi",
+         "build it with `kernelkit build` (it links apache-tvm-ffi's libtvm_ffi.so through "
+         "tvm_ffi_configure_target)"),
     Code("needed-library", "error", "depends on a library outside torch and the C runtime",
          "link the library statically or drop the dependency; only torch's libraries, the "
          "CUDA runtime libraries and the C/C++ runtime may be loaded"),

@@ -15,6 +15,19 @@ def check_elf(facts: ElfFacts, variant: str, file: str, *, python_abi: str = "3.
            + _needed(facts, variant, file) + _rpath(facts, variant, file))
     if torch_stable_abi is not None:
         out += _torch_stable_abi(facts, variant, file, torch_stable_abi)
+    if variant.startswith("tvm-ffi"):
+        out += _tvm_ffi_needed(facts, variant, file)
+    return out
+
+
+def _tvm_ffi_needed(facts: ElfFacts, variant: str, file: str) -> list[Finding]:
+    """A tvm-ffi kernel talks to frameworks through DLPack and libtvm_ffi only."""
+    torch_libs = [lib for lib in facts.needed if lib.startswith(("libtorch", "libc10"))]
+    out = [finding("tvm-ffi-links-torch", variant, f"DT_NEEDED {lib}: a tvm-ffi kernel must "
+                   "not link libtorch", file=file) for lib in torch_libs]
+    if not any(lib.startswith("libtvm_ffi") for lib in facts.needed):
+        out.append(finding("tvm-ffi-no-runtime", variant, "the library does not link "
+                           "libtvm_ffi.so", file=file))
     return out
 
 
