@@ -95,7 +95,8 @@ class EnvSpec:
     def key(self) -> str:
         """Hash of the pins: a different pin (or toolkit source) gives a different directory."""
         # The resolved interpreter: `python`, `python3` and a venv's link name one interpreter.
-        parts = [self.pin.requirement, self.pin.index_url or "", str(self.base_python.resolve())]
+        parts = [*self.pin.requirements, self.pin.index_url or "",
+                 str(self.base_python.resolve())]
         if self.toolkit is not None and self.toolkit.source == "pip":
             parts += list(self.toolkit.requirements)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
@@ -196,7 +197,7 @@ def _install_locked(tmp: Path, spec: EnvSpec, log_path: Path | None) -> None:
 
 def _install_unlocked(tmp: Path, spec: EnvSpec, log_path: Path | None) -> None:
     python = tmp / "bin" / "python"
-    _pip(python, [spec.pin.requirement], spec.pin.index_url, log_path)
+    _pip(python, spec.pin.requirements, spec.pin.index_url, log_path)
     if spec.toolkit is not None and spec.toolkit.source == "pip":
         _pip(python, list(spec.toolkit.requirements), spec.pin.index_url, log_path)
 

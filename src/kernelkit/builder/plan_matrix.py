@@ -83,8 +83,8 @@ class MatrixPlan:
 def why_not_buildable(target: BuildTarget, facts: HostFacts,
                       matrix: Matrix | None = None) -> tuple[bool, str]:
     """Can this machine build ``target``, and why (not)?"""
-    if target.kind == "tvm-ffi":
-        return False, "tvm-ffi kernels are not buildable by kernelkit"
+    if target.kind == "tvm-ffi" and not (target.pin and target.pin.extras):
+        return False, "kernelkit has no apache-tvm-ffi pin for this tvm-ffi version"
     if target.kind == "noarch":
         return True, "pure Python variant (no compile)"
     if target.backend not in BUILDABLE:

@@ -25,6 +25,17 @@ def _site_packages():
     return out
 
 
+def _tvm_ffi():
+    """apache-tvm-ffi, when installed: its version and CMake package directory."""
+    try:
+        import tvm_ffi
+        import tvm_ffi.libinfo
+    except Exception:  # noqa: BLE001 - absent or broken: not a tvm-ffi environment
+        return {}
+    return {"tvm_ffi_version": str(tvm_ffi.__version__),
+            "tvm_ffi_cmake_dir": tvm_ffi.libinfo.find_cmake_path()}
+
+
 def describe():
     sp = _site_packages()
     info = {
@@ -35,6 +46,7 @@ def describe():
         "os": sys.platform,
         "site_packages": sp,
     }
+    info.update(_tvm_ffi())
     try:
         import torch
         import torch.utils
