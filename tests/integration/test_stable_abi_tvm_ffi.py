@@ -28,7 +28,8 @@ EXAMPLES = next((p for p in (Path(os.environ.get("KERNELKIT_UPSTREAM_EXAMPLES", 
 STABLE = "torch-stable-abi211-cpu-x86_64-linux"
 TVM = "tvm-ffi01-cpu-x86_64-linux"
 
-pytestmark = pytest.mark.skipif(EXAMPLES is None, reason="needs ../shared/upstream-examples")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(EXAMPLES is None, reason="needs ../shared/upstream-examples")]
 
 
 def _copy_project(name: str, dest: Path) -> Path:
@@ -164,3 +165,25 @@ def test_tvm_ffi_own_tests_pass_with_upstream_kernels(tvm_project: Path) -> None
     proc = _run_own_tests(tvm_project, "kernels-test/relu-tvm-ffi")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout
+
+
+# --- torch stable ABI, CUDA (needs nvcc and kernelkit's CUDA test environment) -------------
+
+
+def test_stable_abi_cuda_variant_uses_only_the_stable_c_abi(
+        tmp_path: Path, cuda_torch_python: Path) -> None:
+    """Compiled with nvcc against torch 2.14 (CUDA 13.0), named for the stable-ABI version
+    2.11; imports in the CUDA torch (no GPU needed to import)."""
+    project = _copy_project("relu-torch-stable-abi", tmp_path)
+    [result] = build(project, python=cuda_torch_python, backends=["cuda"],
+                     cuda_capabilities=["9.0"])
+    assert result.variant == "torch-stable-abi211-cu130-x86_64-linux"
+    assert result.metadata.archs == ("9.0",)
+    lib = next(result.path.glob("*.abi3.so"))
+    names = [s.name for s in read_elf(lib).undefined]
+    assert "torch_library_impl" in names
+    assert not [n for n in names if n.startswith(("_ZN3c10", "_ZN2at", "_ZN5torch"))]
+    report = check_build(project, variant_pythons={result.variant: cuda_torch_python})
+    codes = {f.code for f in report.findings}
+    assert not codes & {"torch-stable-abi", "torch-stable-abi-version", "import-failed",
+                        "import-skipped"}, report.findings
