@@ -184,6 +184,7 @@ def test_stable_abi_cuda_variant_uses_only_the_stable_c_abi(
     assert "torch_library_impl" in names
     assert not [n for n in names if n.startswith(("_ZN3c10", "_ZN2at", "_ZN5torch"))]
     report = check_build(project, variant_pythons={result.variant: cuda_torch_python})
-    codes = {f.code for f in report.findings}
-    assert not codes & {"torch-stable-abi", "torch-stable-abi-version", "import-failed",
-                        "import-skipped"}, report.findings
+    # no error at all: torch 2.14's stable headers call dlsym (GLIBC_2.34 on this glibc),
+    # which the compat shim binds to the manylinux_2_28 baseline version
+    assert report.errors == [], report.errors
+    assert {f.code for f in report.findings} <= {"no-fake"}, report.findings
