@@ -188,3 +188,43 @@ def test_stable_abi_cuda_variant_uses_only_the_stable_c_abi(
     # which the compat shim binds to the manylinux_2_28 baseline version
     assert report.errors == [], report.errors
     assert {f.code for f in report.findings} <= {"no-fake"}, report.findings
+
+
+# --- tvm-ffi, CUDA (needs nvcc and kernelkit's CUDA test environment) ----------------------
+
+
+@pytest.fixture(scope="module")
+def cuda_tvm_ffi_python(tmp_path_factory: pytest.TempPathFactory,
+                        cuda_torch_python: Path) -> Path:
+    """A venv that sees the CUDA torch environment (a .pth file) and has the pinned
+    apache-tvm-ffi installed by pip (skipped when pip cannot get it)."""
+    from kernelkit.variants.matrix import load_matrix
+
+    venv = tmp_path_factory.mktemp("tvm-cuda") / "venv"
+    base = subprocess.run([str(cuda_torch_python), "-c", "import sys; print(sys._base_executable)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    site = subprocess.run([str(cuda_torch_python), "-c", "import torch, pathlib; "
+                           "print(pathlib.Path(torch.__file__).parents[1])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    [own_site] = (venv / "lib").glob("python*/site-packages")
+    (own_site / "kernelkit-cuda-torch.pth").write_text(site + "\n")
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                          load_matrix().tvm_ffi_pins["0.1"]], capture_output=True, text=True)
+    if pip.returncode != 0:
+        pytest.skip(f"pip cannot install apache-tvm-ffi here: {pip.stderr[-300:]}")
+    return venv / "bin" / "python"
+
+
+def test_tvm_ffi_cuda_variant_builds_and_checks(tmp_path: Path,
+                                               cuda_tvm_ffi_python: Path) -> None:
+    project = _copy_project("relu-tvm-ffi", tmp_path)
+    [result] = build(project, python=cuda_tvm_ffi_python, backends=["cuda"],
+                     cuda_capabilities=["9.0"])
+    assert result.variant == "tvm-ffi01-cu130-x86_64-linux"
+    assert result.metadata.archs == ("9.0",) and result.metadata.backend == "cuda"
+    facts = read_elf(result.path / f"{result.metadata.id}.so")
+    assert "libtvm_ffi.so" in facts.needed
+    assert not [n for n in facts.needed if n.startswith(("libtorch", "libc10"))]
+    report = check_build(project, variant_pythons={result.variant: cuda_tvm_ffi_python})
+    assert report.findings == (), report.findings  # imported, ops namespace verified
