@@ -184,3 +184,17 @@ def test_matrix_plans_stable_abi_cpu_buildable_from_newest_torch() -> None:
     b = by["torch-stable-abi211-cpu-x86_64-linux"]
     assert b.buildable and b.target.kind == "stable-abi"
     assert b.target.torch == "2.13"  # the newest torch of the matrix builds it
+
+
+def test_tvm_ffi_build_cache_covers_the_tvm_ffi_ext_package(tmp_path: Path) -> None:
+    from kernelkit.builder.build_cache import source_digest
+    from kernelkit.manifest import load_manifest
+
+    (tmp_path / "build.toml").write_text(TVM)
+    pkg = tmp_path / "tvm-ffi-ext" / "relu_tvm_ffi"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("x = 1\n")
+    manifest = load_manifest(tmp_path)
+    before = source_digest(manifest, "cpu")
+    (pkg / "__init__.py").write_text("x = 2\n")
+    assert source_digest(manifest, "cpu") != before

@@ -169,6 +169,11 @@ def probe_env(path: Path, spec: EnvSpec) -> EnvProbe:
     if dists.get("torch") != spec.pin.torch:
         return EnvProbe(False, f"torch is {dists.get('torch')}, pinned {spec.pin.torch}",
                         data["python"], data["torch"], dists)
+    for extra in spec.pin.extras:  # e.g. apache-tvm-ffi==0.1.15.post2
+        name, _, version = extra.partition("==")
+        if dists.get(canonical_name(name)) != version:
+            return EnvProbe(False, f"{name} is {dists.get(canonical_name(name))}, pinned "
+                            f"{version}", data["python"], data["torch"], dists)
     return EnvProbe(True, "ok", data["python"], data["torch"], dists)
 
 
