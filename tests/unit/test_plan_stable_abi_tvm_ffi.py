@@ -191,6 +191,10 @@ def test_tvm_ffi_build_cache_covers_the_tvm_ffi_ext_package(tmp_path: Path) -> N
     from kernelkit.manifest import load_manifest
 
     (tmp_path / "build.toml").write_text(TVM)
+    for rel in ("tvm-ffi-ext/tvm_ffi_binding.cpp", "relu_cpu/relu_cpu.cpp", "util.hh",
+                "relu_cuda/relu.cu", "relu_xpu/relu.cpp"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("// source\n")
     pkg = tmp_path / "tvm-ffi-ext" / "relu_tvm_ffi"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("x = 1\n")
