@@ -113,7 +113,8 @@ def test_plain_build_of_noarch_project_builds_the_matrix_noarch_variants() -> No
 
 def test_plain_build_refuses_what_this_torch_or_kernelkit_cannot_do() -> None:
     manifest = parse_manifest(MIXED)
-    plan = plan_interpreter(manifest, CPU_ENV, facts=HostFacts("x86_64-linux", 2), backends=["cpu", "cuda", "rocm"])
+    plan = plan_interpreter(manifest, CPU_ENV, facts=HostFacts("x86_64-linux", 2),
+                            backends=["cpu", "cuda", "rocm"])
     by = {b.target.backend: b for b in plan.builds}
     assert by["cpu"].buildable and by["cpu"].target.variant == "torch-cpu"  # no cpu kernel
     assert (by["cuda"].buildable, by["cuda"].who) == (False, "machine")

@@ -382,3 +382,45 @@ def test_format_trace() -> None:
         "torch-universal compatible \u2705",
         "torch-cuda: backend (cuda) does not match system backend (cpu) and is not universal",
     ]
+
+
+@pytest.mark.parametrize(("torch", "ok"), [
+    ((2, 10), False), ((2, 11), True), ((2, 12), True), ((2, 13), True), ((3, 0), True),
+])
+def test_stable_abi_build_serves_its_version_and_every_newer_torch(
+        torch: tuple[int, int], ok: bool) -> None:
+    """A torch-stable-abi211 build serves torch 2.11, 2.12, ... (upstream §2.3)."""
+    name = "torch-stable-abi211-cpu-x86_64-linux"
+    why = rejection_reason(parse_variant(name), sys_(torch=torch))
+    assert (why is None) == ok, why
+    if not ok:
+        assert why == ("Torch stable ABI version (2.11) is too new for environment Torch "
+                       "version (2.10)")
+
+
+def test_full_order_all_frameworks_cuda_130() -> None:
+    """Upstream's _sort_variants: stable ABI (newest ABI, then newest CUDA minor) > torch arch
+    (tagless before cxx11) > tvm-ffi > backend noarch > universal; rejected last."""
+    system = sys_("cuda", (13, 2), torch=(2, 13), tvm=(0, 1))
+    names = [
+        "torch-universal", "torch-cuda", "tvm-ffi01-cu130-x86_64-linux",
+        "torch213-cxx11-cu130-x86_64-linux", "torch213-cu132-x86_64-linux",
+        "torch-stable-abi211-cu130-x86_64-linux", "torch-stable-abi212-cu130-x86_64-linux",
+        "torch-stable-abi211-cu132-x86_64-linux", "torch-stable-abi214-cu130-x86_64-linux",
+        "torch212-cxx11-cu130-x86_64-linux", "tvm-ffi02-cu130-x86_64-linux",
+    ]
+    ranked = rank_variants(names, system)
+    assert [d.variant for d in ranked if d.accepted] == [
+        "torch-stable-abi212-cu130-x86_64-linux",
+        "torch-stable-abi211-cu132-x86_64-linux",
+        "torch-stable-abi211-cu130-x86_64-linux",
+        "torch213-cu132-x86_64-linux",
+        "torch213-cxx11-cu130-x86_64-linux",
+        "tvm-ffi01-cu130-x86_64-linux",
+        "torch-cuda",
+        "torch-universal",
+    ]
+    rejected = {d.variant: d.reason for d in ranked if not d.accepted}
+    assert set(rejected) == {"torch-stable-abi214-cu130-x86_64-linux",
+                             "torch212-cxx11-cu130-x86_64-linux", "tvm-ffi02-cu130-x86_64-linux"}
+    assert "tvm-ffi version (0.2)" in rejected["tvm-ffi02-cu130-x86_64-linux"]

@@ -25,7 +25,8 @@ CACHE_FILE = ".kernelkit-cache.json"
 
 def source_files(manifest: Manifest, backend: str | None = None) -> list[Path]:
     """Every file a build of ``backend`` (default: any) reads: build.toml, [torch] src/include,
-    the src/include of that backend's kernels, and the ``torch-ext/<python_name>/`` package."""
+    the src/include of that backend's kernels, and the ``torch-ext/<python_name>/`` package
+    (``tvm-ffi-ext/`` for a ``[tvm-ffi]`` kernel)."""
     root = manifest.root.resolve()
     rels: list[str] = ["build.toml"]
     fw = manifest.framework
@@ -35,7 +36,8 @@ def source_files(manifest: Manifest, backend: str | None = None) -> list[Path]:
         if backend is not None and k.backend != backend:
             continue
         rels += [*k.src, *k.include]
-    rels.append(f"torch-ext/{manifest.general.python_name}")
+    ext_dir = "tvm-ffi-ext" if isinstance(fw, TvmFfi) else "torch-ext"
+    rels.append(f"{ext_dir}/{manifest.general.python_name}")
     files: set[Path] = set()
     for rel in rels:
         path = root / rel

@@ -102,7 +102,8 @@ class EnvSpec:
     def key(self) -> str:
         """Hash of the pins: a different pin (or toolkit source) gives a different directory."""
         # The resolved interpreter: `python`, `python3` and a venv's link name one interpreter.
-        parts = [self.pin.requirement, self.pin.index_url or "", str(self.base_python.resolve())]
+        parts = [*self.pin.requirements, self.pin.index_url or "",
+                 str(self.base_python.resolve())]
         if self.toolkit is not None and self.toolkit.source == "pip":
             parts += list(self.toolkit.requirements)
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
@@ -175,6 +176,11 @@ def probe_env(path: Path, spec: EnvSpec) -> EnvProbe:
     if dists.get("torch") != spec.pin.torch:
         return EnvProbe(False, f"torch is {dists.get('torch')}, pinned {spec.pin.torch}",
                         data["python"], data["torch"], dists)
+    for extra in spec.pin.extras:  # e.g. apache-tvm-ffi==0.1.15.post2
+        name, _, version = extra.partition("==")
+        if dists.get(canonical_name(name)) != version:
+            return EnvProbe(False, f"{name} is {dists.get(canonical_name(name))}, pinned "
+                            f"{version}", data["python"], data["torch"], dists)
     return EnvProbe(True, "ok", data["python"], data["torch"], dists)
 
 
@@ -203,7 +209,7 @@ def _install_locked(tmp: Path, spec: EnvSpec, log_path: Path | None) -> None:
 
 def _install_unlocked(tmp: Path, spec: EnvSpec, log_path: Path | None) -> None:
     python = tmp / "bin" / "python"
-    _pip(python, [spec.pin.requirement], spec.pin.index_url, log_path)
+    _pip(python, spec.pin.requirements, spec.pin.index_url, log_path)
     if spec.toolkit is not None and spec.toolkit.source == "pip":
         _pip(python, list(spec.toolkit.requirements), spec.pin.index_url, log_path)
 

@@ -13,9 +13,16 @@ from kernelkit.builder.toolkit import CudaToolkit
 from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
 from kernelkit.generate import cuda_archs
 from kernelkit.generate.ids import ops_name
-from kernelkit.manifest.model import BUILDABLE_BACKENDS, Manifest, TorchFramework, Version
+from kernelkit.manifest.model import (
+    BUILDABLE_BACKENDS,
+    Manifest,
+    TorchFramework,
+    TvmFfi,
+    Version,
+)
 from kernelkit.util.versions import major_minor_text
-from kernelkit.variants.name import format_torch_variant
+from kernelkit.variants.matrix import TargetKind
+from kernelkit.variants.name import format_torch_variant, format_tvm_ffi_variant
 
 
 @dataclass(frozen=True)
@@ -29,12 +36,49 @@ class VariantPlan:
     component_archs: dict[str, list[str]] = field(default_factory=dict)
     archs: tuple[str, ...] | None = None
     cuda_version: str | None = None
+    stable_abi: str | None = None  # "2.11": compiled against torch's stable C ABI of 2.11
 
     def cmake_defines(self) -> dict[str, str]:
         defines = {"KK_BACKEND": self.backend}
         for name, caps in sorted(self.component_archs.items()):
             defines[f"KK_CUDA_ARCHS_{name}"] = ";".join(caps)
         return defines
+
+
+def stable_abi_version(manifest: Manifest, backend: str) -> str | None:
+    """The ``[torch.stable-abi]`` version ``backend`` is built for ("2.11"), or ``None``."""
+    fw = manifest.framework
+    version = fw.stable_abi_for(backend) if isinstance(fw, TorchFramework) else None
+    return major_minor_text(str(version)) if version is not None else None
+
+
+def interpreter_kind(manifest: Manifest, backend: str) -> TargetKind:
+    """What kind of variant a compile of ``backend`` makes: tvm-ffi, stable-abi or arch."""
+    if isinstance(manifest.framework, TvmFfi):
+        return "tvm-ffi"
+    return "stable-abi" if stable_abi_version(manifest, backend) is not None else "arch"
+
+
+def variant_name(manifest: Manifest, env: TorchEnv, backend: str) -> str:
+    """The variant ``env`` builds for ``backend``: ``tvm-ffi<VV>-...`` for a ``[tvm-ffi]``
+    kernel (VV: the environment's apache-tvm-ffi), ``torch-stable-abi<VV>-...`` for a backend
+    under ``[torch.stable-abi]``, else ``torch<VV>-cxx11-...``."""
+    cuda_version = env.cuda if backend == "cuda" else None
+    if isinstance(manifest.framework, TvmFfi):
+        return format_tvm_ffi_variant(env.tvm_ffi or "0", backend, cuda_version, env.machine,
+                                      env.os)
+    return format_torch_variant(env.torch_release, backend, cuda_version, env.machine, env.os,
+                                stable_abi=stable_abi_version(manifest, backend))
+
+
+def check_stable_abi(manifest: Manifest, env: TorchEnv, backend: str, variant: str) -> None:
+    """A stable-ABI variant needs a torch at least as new as its stable-ABI version."""
+    stable = stable_abi_version(manifest, backend)
+    if stable is not None and _major_minor(env.torch_release) < Version.parse(stable):
+        raise NotBuildableError(f"variant {variant}",
+                                f"torch {env.torch_release} of {env.python} is older than "
+                                f"[torch.stable-abi] {backend} = \"{stable}\"",
+                                hint=f"build with an environment whose torch is >= {stable}")
 
 
 def _major_minor(version: str) -> Version:
@@ -44,7 +88,8 @@ def _major_minor(version: str) -> Version:
 def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
     """``[torch] minver/maxver`` (inclusive; ``maxver = "2.12"`` admits 2.12.x)."""
     torch = manifest.framework
-    assert isinstance(torch, TorchFramework)
+    if not isinstance(torch, TorchFramework):
+        return  # [tvm-ffi] has no torch bounds
     have = Version.parse(env.torch_release)
     where = f"{manifest.path or 'build.toml'}: [torch]"
     if torch.minver is not None and have < torch.minver:
@@ -61,9 +106,14 @@ def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
 
 def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
     where = manifest.path or "build.toml"
-    if not isinstance(manifest.framework, TorchFramework):
-        raise NotBuildableError(f"{where}", "only [torch] kernels are compiled by kernelkit",
-                                who="unsupported")
+    if isinstance(manifest.framework, TvmFfi) and env.tvm_ffi is None:
+        raise NotBuildableError(f"{where}", f"[tvm-ffi] kernels need apache-tvm-ffi, which "
+                                f"{env.python} does not have",
+                                hint=f"{env.python} -m pip install apache-tvm-ffi, or build "
+                                "with --all/--variant (pinned environments)", who="machine")
+    if not isinstance(manifest.framework, (TorchFramework, TvmFfi)):
+        raise NotBuildableError(f"{where}", "only [torch] and [tvm-ffi] kernels are compiled "
+                                "by kernelkit", who="unsupported")
     if backend not in manifest.general.backends:
         raise KernelkitError(f"{where}: backend {backend} is not in general.backends "
                              f"{list(manifest.general.backends)}",
@@ -75,9 +125,6 @@ def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
     if backend == "cuda" and not env.cuda:
         raise NotBuildableError("backend cuda", f"torch {env.torch_version} of {env.python} "
                                 "has no CUDA support", hint="pass --python with a CUDA torch")
-    if manifest.framework.stable_abi_for(backend) is not None:
-        raise NotBuildableError(f"backend {backend}", "[torch] stable-abi builds are not "
-                                "supported by kernelkit yet", who="unsupported")
 
 
 def check_toolkit(manifest: Manifest, env: TorchEnv, toolkit: CudaToolkit, variant: str) -> None:
@@ -116,12 +163,15 @@ def plan_variant(manifest: Manifest, env: TorchEnv, backend: str, uid: str, *,
                  cuda_capabilities: list[str] | None = None) -> VariantPlan:
     """The complete plan of one variant; raises before any compile if it cannot be built."""
     check_backend(manifest, env, backend)
-    cuda_version = env.cuda if backend == "cuda" else None
-    variant = format_torch_variant(env.torch_release, backend, cuda_version, env.machine, env.os)
+    variant = variant_name(manifest, env, backend)
     check_torch_bounds(manifest, env, variant)
-    cxx = 17 if Version.parse(env.torch_release) < Version.parse("2.12") else 20
+    check_stable_abi(manifest, env, backend, variant)
+    tvm = isinstance(manifest.framework, TvmFfi)
+    cxx = 17 if tvm or Version.parse(env.torch_release) < Version.parse("2.12") else 20
+    stable = stable_abi_version(manifest, backend)
     plan = VariantPlan(variant=variant, backend=backend, unique_id=uid, cxx_standard=cxx,
-                       ops_name=ops_name(manifest.general.python_name, backend, uid))
+                       ops_name=ops_name(manifest.general.python_name, backend, uid),
+                       stable_abi=stable)
     if backend != "cuda":
         return plan
     if toolkit is None:
@@ -133,4 +183,4 @@ def plan_variant(manifest: Manifest, env: TorchEnv, backend: str, uid: str, *,
     return VariantPlan(variant=variant, backend=backend, unique_id=uid, cxx_standard=cxx,
                        ops_name=plan.ops_name, component_archs=comps,
                        archs=tuple(cuda_archs.metadata_archs(list(comps.values()))),
-                       cuda_version=toolkit.version)
+                       cuda_version=toolkit.version, stable_abi=stable)

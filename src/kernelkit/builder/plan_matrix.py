@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelkit.builder.plan import variant_name
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.resources import Fit, Machine, fit
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import WHOSE, KernelkitError, NotBuildableError, RefusalKind
-from kernelkit.manifest.model import Manifest, TorchFramework
+from kernelkit.manifest.model import Manifest
 from kernelkit.variants.matrix import (
     BuildTarget,
     Matrix,
@@ -31,7 +32,6 @@ from kernelkit.variants.matrix import (
     target_kind,
     targets_for,
 )
-from kernelkit.variants.name import format_torch_variant, xy
 
 BUILDABLE = ("cpu", "cuda")
 
@@ -124,10 +124,9 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
     if target.backend not in BUILDABLE:
         return Verdict.refuse("unsupported", f"compiling {target.backend} kernels (kernelkit "
                               "compiles cpu and cuda)")
-    if target.kind == "tvm-ffi":
-        return Verdict.refuse("unsupported", "building [tvm-ffi] kernels")
-    if target.kind == "stable-abi":
-        return Verdict.refuse("unsupported", "building [torch.stable-abi] variants")
+    if target.kind == "tvm-ffi" and target.pin is not None and not target.pin.extras:
+        return Verdict.refuse("unsupported", "building this tvm-ffi version (kernelkit has no "
+                              "apache-tvm-ffi pin for it)")
     return None
 
 
@@ -231,17 +230,7 @@ def interpreter_target(manifest: Manifest, torch: TorchEnv, backend: str) -> Bui
         return BuildTarget(variant=f"torch-{backend}", **fields)
     if backend not in torch.backends:  # refused; a name would need the backend's version
         return BuildTarget(variant=f"{backend} backend", **fields)
-    arch = format_torch_variant(torch.torch_release, backend, cuda, torch.machine, torch.os)
-    fw = manifest.framework
-    if kind == "stable-abi" and isinstance(fw, TorchFramework):
-        stable = str(fw.stable_abi_for(backend))
-        arch = format_torch_variant(torch.torch_release, backend, cuda, torch.machine,
-                                    torch.os, stable_abi=stable)
-    elif kind == "tvm-ffi":
-        version = next((e.tvm_ffi for e in load_matrix().entries if e.tvm_ffi), "0.1")
-        compute = arch.split("-")[2] if "-cxx11-" in arch else arch.split("-")[1]
-        arch = f"tvm-ffi{xy(version)}-{compute}-{system}"
-    return BuildTarget(variant=arch, **fields)
+    return BuildTarget(variant=variant_name(manifest, torch, backend), **fields)
 
 
 def interpreter_verdict(target: BuildTarget, torch: TorchEnv) -> Verdict:

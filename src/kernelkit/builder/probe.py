@@ -33,6 +33,7 @@ class TorchEnv:
     nvidia_include_dirs: tuple[Path, ...]
     machine: str  # normalised: x86_64 | aarch64 (or what the platform says)
     os: str  # linux | darwin | windows
+    tvm_ffi: str | None = None  # apache-tvm-ffi's version, when installed
 
     @property
     def torch_release(self) -> str:
@@ -69,6 +70,7 @@ def _from_json(python: Path, data: dict[str, Any]) -> TorchEnv:
         nvidia_include_dirs=tuple(Path(p) for p in data["nvidia_include_dirs"]),
         machine=machine,
         os=os_name,
+        tvm_ffi=data.get("tvm_ffi_version"),
     )
 
 

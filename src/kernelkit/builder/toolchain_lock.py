@@ -350,7 +350,7 @@ def lock_target(target: BuildTarget, *, python: Path, matrix: Matrix | None = No
     """Resolve the wheels of one target's environment; the second value notes a toolkit that
     could not be locked (the system nvcc must then match)."""
     assert target.pin is not None
-    report = pip_report(python, [target.pin.requirement], index_url=target.pin.index_url,
+    report = pip_report(python, target.pin.requirements, index_url=target.pin.index_url,
                         log_path=log_path)
     toolkit: tuple[LockedWheel, ...] = ()
     note = None
@@ -378,7 +378,7 @@ def _first_line(exc: Exception) -> str:
 
 def lockable(target: BuildTarget, host_system: str) -> str | None:
     """Why ``target`` gets no lock entry (``None``: it does)."""
-    if target.kind in ("noarch", "tvm-ffi"):
+    if target.kind == "noarch":
         return f"{target.kind} variants need no compile environment"
     if target.backend not in ("cpu", "cuda"):
         return f"backend {target.backend} is not buildable by kernelkit"

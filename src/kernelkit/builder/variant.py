@@ -30,9 +30,10 @@ from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.ids import GitState, kernel_commit
 from kernelkit.generate.python import render_ops_py
+from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
-from kernelkit.manifest.model import KernelDependency, TorchFramework
+from kernelkit.manifest.model import KernelDependency, TorchFramework, TvmFfi
 from kernelkit.util.fs import (
     file_lock,
     recover_dir,
@@ -166,6 +167,10 @@ def variant_metadata(manifest: Manifest, env: BuildEnvironment, plan: VariantPla
                                 "cxx-standard": plan.cxx_standard}
     if env.toolkit is not None and plan.backend == "cuda":
         extra["cuda-toolkit"] = env.toolkit.version
+    if isinstance(manifest.framework, TvmFfi):
+        extra["tvm-ffi"] = env.torch.tvm_ffi
+    if plan.stable_abi is not None:
+        extra["torch-stable-abi"] = plan.stable_abi
     if cache_key is not None:
         extra["build-cache-key"] = cache_key
     if env.lock_digest is not None:
@@ -190,10 +195,12 @@ def _kernel_dep(dep: KernelDependency) -> dict[str, object]:
 
 
 def package_files(manifest: Manifest) -> list[tuple[Path, str]]:
-    """``(source, relpath)`` of the files shipped from ``torch-ext/<python_name>/``: those whose
-    extension is in ``[torch] pyext`` (bytecode and ``_ops.py`` left out)."""
-    assert isinstance(manifest.framework, TorchFramework)
-    pkg = manifest.root / "torch-ext" / manifest.general.python_name
+    """``(source, relpath)`` of the files shipped from ``torch-ext/<python_name>/`` (a
+    ``[tvm-ffi]`` kernel: ``tvm-ffi-ext/``): those whose extension is in ``pyext`` (bytecode
+    and ``_ops.py`` left out)."""
+    assert isinstance(manifest.framework, (TorchFramework, TvmFfi))
+    ext_dir = "tvm-ffi-ext" if isinstance(manifest.framework, TvmFfi) else "torch-ext"
+    pkg = manifest.root / ext_dir / manifest.general.python_name
     exts = {f".{e}" for e in manifest.framework.pyext}
     out = []
     for path in sorted(pkg.rglob("*")):
@@ -214,7 +221,9 @@ def lay_out_variant(manifest: Manifest, plan: VariantPlan, library: Path, meta: 
         for src, rel in package_files(manifest):
             (staging / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, staging / rel)
-        ops = render_ops_py(manifest.general.python_name, plan.unique_id, plan.backend)
+        py, uid = manifest.general.python_name, plan.unique_id
+        ops = (render_tvm_ffi_ops_py(py, uid, plan.backend)
+               if isinstance(manifest.framework, TvmFfi) else render_ops_py(py, uid, plan.backend))
         (staging / "_ops.py").write_text(ops, encoding="utf-8")
         shutil.copyfile(library, staging / library.name)
         sealed = seal_variant(staging, meta)

@@ -2,6 +2,7 @@
 # (the interpreter under test need not have kernelkit). Prints one JSON line prefixed with
 # KERNELKIT_PROBE= . Usage: python -c SOURCE env              -> facts about torch
 #                           python -c SOURCE import DIR ID   -> import the variant at DIR
+#                           python -c SOURCE tvm-ffi DIR ID  -> import a tvm-ffi variant at DIR
 from __future__ import annotations
 
 import importlib.util
@@ -15,7 +16,16 @@ def _torch_facts() -> dict[str, object]:
 
     return {"torch": torch.__version__.split("+")[0], "cuda": torch.version.cuda,
             "hip": getattr(torch.version, "hip", None),
-            "xpu": getattr(torch.version, "xpu", None), "python": sys.version.split()[0]}
+            "xpu": getattr(torch.version, "xpu", None), "python": sys.version.split()[0],
+            "tvm_ffi": _tvm_ffi_version()}
+
+
+def _tvm_ffi_version() -> str | None:
+    if importlib.util.find_spec("tvm_ffi") is None:
+        return None
+    import tvm_ffi
+
+    return str(tvm_ffi.__version__)
 
 
 def _op_facts(torch: ModuleType, ns: str) -> dict[str, dict[str, bool]]:
@@ -34,10 +44,7 @@ def _op_facts(torch: ModuleType, ns: str) -> dict[str, dict[str, bool]]:
     return ops
 
 
-def _import(variant_dir: str, ns: str) -> dict[str, object]:
-    import torch
-
-    name = ns + "_kernelkit_check"
+def _load(variant_dir: str, name: str) -> tuple[ModuleType, ModuleType | None]:
     spec = importlib.util.spec_from_file_location(
         name, variant_dir + "/__init__.py", submodule_search_locations=[variant_dir])
     if spec is None or spec.loader is None:
@@ -45,7 +52,22 @@ def _import(variant_dir: str, ns: str) -> dict[str, object]:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    ops_mod = sys.modules.get(name + "._ops")
+    return module, sys.modules.get(name + "._ops")
+
+
+def _import_tvm_ffi(variant_dir: str, ns: str) -> dict[str, object]:
+    module, ops_mod = _load(variant_dir, ns + "_kernelkit_check")
+    prefix = getattr(ops_mod, "torch_add_op_namespace_prefix", None)
+    ops = getattr(ops_mod, "ops", None)
+    return {"prefix": prefix("x") if callable(prefix) else None,
+            "ops_type": type(ops).__module__ + "." + type(ops).__name__,
+            "all": list(getattr(module, "__all__", []))}
+
+
+def _import(variant_dir: str, ns: str) -> dict[str, object]:
+    import torch
+
+    module, ops_mod = _load(variant_dir, ns + "_kernelkit_check")
     prefix = getattr(ops_mod, "add_op_namespace_prefix", None)
     ops = getattr(ops_mod, "ops", None)
     return {"prefix": prefix("x") if callable(prefix) else None,
@@ -56,6 +78,8 @@ def _import(variant_dir: str, ns: str) -> dict[str, object]:
 if __name__ == "__main__":
     if sys.argv[1] == "env":
         result: dict[str, object] = _torch_facts()
+    elif sys.argv[1] == "tvm-ffi":
+        result = _import_tvm_ffi(sys.argv[2], sys.argv[3])
     else:
         result = _import(sys.argv[2], sys.argv[3])
     print("KERNELKIT_PROBE=" + json.dumps(result))

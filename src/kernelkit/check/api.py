@@ -79,7 +79,7 @@ def _check_variant(vdir: Path, python: Path | None, python_abi: str
     if meta is not None:
         out += check_metadata(vdir, variant, meta)
         out += check_digest(vdir, meta)
-    out += _elf_rules(vdir, python_abi)
+    out += _elf_rules(vdir, python_abi, _stable_abi_target(variant))
     out += _registration_rules(vdir)
     importable = not any(f.code in ("missing-init", "missing-ops") for f in out)
     if python is not None and meta is not None and variant is not None and importable:
@@ -100,7 +100,15 @@ def _read_metadata(vdir: Path, out: list[Finding]) -> Metadata | None:
         return None
 
 
-def _elf_rules(vdir: Path, python_abi: str) -> list[Finding]:
+def _stable_abi_target(variant: Variant | None) -> str | None:
+    """"2.11" for ``torch-stable-abi211-...`` (its binary must use only that stable C ABI)."""
+    if variant is None or variant.framework != "torch-stable-abi" or not variant.framework_version:
+        return None
+    return "{}.{}".format(*variant.framework_version)
+
+
+def _elf_rules(vdir: Path, python_abi: str, torch_stable_abi: str | None = None
+               ) -> list[Finding]:
     out: list[Finding] = []
     for lib in sorted(p for p in vdir.rglob("*.so") if p.is_file()):
         file = rel(lib, vdir)
@@ -109,7 +117,8 @@ def _elf_rules(vdir: Path, python_abi: str) -> list[Finding]:
         except ElfReadError as exc:
             out.append(finding("unreadable-elf", vdir.name, exc.message, file=file))
             continue
-        out += check_elf(facts, vdir.name, file, python_abi=python_abi)
+        out += check_elf(facts, vdir.name, file, python_abi=python_abi,
+                         torch_stable_abi=torch_stable_abi)
     return out
 
 

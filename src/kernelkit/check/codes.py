@@ -72,6 +72,21 @@ _CODES: tuple[Code, ...] = (
     Code("abi3", "error", "Python symbol outside the stable ABI (abi3, Python 3.9)",
          "use only the limited API of Python 3.9 (define Py_LIMITED_API=0x03090000); torch "
          "extensions need no Python API beyond module creation"),
+    Code("torch-stable-abi", "error", "stable-ABI variant uses libtorch's C++ ABI",
+         "a torch-stable-abi variant may call libtorch only through its stable C ABI: include "
+         "only torch/csrc/stable/... and torch/headeronly/... headers (not torch/torch.h, ATen "
+         "or c10), use torch::stable::Tensor and STABLE_TORCH_LIBRARY, or drop "
+         "[torch.stable-abi] for this backend"),
+    Code("torch-stable-abi-version", "error", "stable-ABI variant uses a newer stable C shim",
+         "the shim is newer than the variant's stable-ABI version: raise [torch.stable-abi] "
+         "to that torch version, or avoid the function (build sets TORCH_TARGET_VERSION so "
+         "the headers hide newer shims)"),
+    Code("tvm-ffi-links-torch", "error", "tvm-ffi variant links libtorch",
+         "a [tvm-ffi] kernel exchanges tensors through DLPack: include only <tvm/ffi/...> "
+         "headers, drop torch from its sources and link flags, or make it a [torch] kernel"),
+    Code("tvm-ffi-no-runtime", "error", "tvm-ffi variant does not link libtvm_ffi",
+         "build it with `kernelkit build` (it links apache-tvm-ffi's libtvm_ffi.so through "
+         "tvm_ffi_configure_target)"),
     Code("needed-library", "error", "depends on a library outside torch and the C runtime",
          "link the library statically or drop the dependency; only torch's libraries, the "
          "CUDA runtime libraries and the C/C++ runtime may be loaded"),

@@ -32,6 +32,7 @@ class TorchEnv:
     cuda: tuple[int, int] | None
     hip: str | None
     error: str = ""
+    tvm_ffi: tuple[int, int] | None = None
 
     def describe(self) -> str:
         if self.torch is None:
@@ -65,16 +66,19 @@ def probe_env(python: Path) -> TorchEnv:
     if data is None:
         tail = output.strip().splitlines()[-1:] or ["no output"]
         return TorchEnv(python, None, None, None, tail[0])
-    return TorchEnv(python, _xy(data["torch"]), _xy(data["cuda"]), data["hip"])
+    return TorchEnv(python, _xy(data["torch"]), _xy(data["cuda"]), data["hip"],
+                    tvm_ffi=_xy(data.get("tvm_ffi")))
 
 
 def mismatch(variant: Variant, env: TorchEnv) -> str | None:
     """Why ``env`` cannot load ``variant`` (``None``: it can)."""
     if env.torch is None:
         return "it has no usable torch"
-    if variant.framework == "tvm-ffi":
-        return "tvm-ffi variants are not import-checked"
     fv = variant.framework_version
+    if variant.framework == "tvm-ffi" and fv != env.tvm_ffi:
+        have = f"{env.tvm_ffi[0]}.{env.tvm_ffi[1]}" if env.tvm_ffi else "none"
+        return f"the variant needs apache-tvm-ffi {fv[0]}.{fv[1]} (it has {have})" if fv else \
+            "the variant needs apache-tvm-ffi"
     if variant.framework == "torch" and fv is not None and fv != env.torch:
         return f"the variant needs torch {fv[0]}.{fv[1]}"
     if variant.framework == "torch-stable-abi" and fv is not None and env.torch < fv:
@@ -101,12 +105,26 @@ def check_import(variant_dir: Path, variant: Variant, meta: Metadata, python: Pa
         return [finding("import-skipped", name, f"not imported with {env.describe()}: {why}",
                         fix=f"pass an interpreter for {name}: --variant-python "
                         f"{name}=/path/to/python (or --python)")]
-    data, output = _run_probe(python, ["import", str(variant_dir.resolve()), meta.id])
+    tvm = variant.framework == "tvm-ffi"
+    mode = "tvm-ffi" if tvm else "import"
+    data, output = _run_probe(python, [mode, str(variant_dir.resolve()), meta.id])
     if data is None:
         tail = "\n".join(output.strip().splitlines()[-12:])
         return [finding("import-failed", name, f"importing with {python} failed:\n{tail}",
                         file="__init__.py")]
-    return _ops_findings(name, meta.id, data)
+    return _tvm_ffi_findings(name, meta.id, data) if tvm else _ops_findings(name, meta.id, data)
+
+
+def _tvm_ffi_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:
+    """A tvm-ffi ``_ops.py`` loads the build's module and prefixes names with its id."""
+    if data.get("prefix") == f"{ns}::x" and str(data.get("ops_type", "")).startswith("tvm_ffi"):
+        return []
+    return [finding("ops-namespace", variant,
+                    f"_ops.py gives torch_add_op_namespace_prefix('x') = {data.get('prefix')!r} "
+                    f"and ops of type {data.get('ops_type')!r}; expected {ns + '::x'!r} and a "
+                    "tvm_ffi module", file="_ops.py",
+                    fix="rebuild with `kernelkit build` (its _ops.py loads the module with "
+                    "tvm_ffi.load_module)")]
 
 
 def _ops_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:

@@ -3,12 +3,15 @@
 - ``manylinux_2_28.json``: allowed symbol versions per architecture (auditwheel's policy).
 - ``stable_abi.json``: CPython's stable-ABI function/data symbols by the version that added them.
 - ``needed.json``: shared libraries an extension may depend on (fnmatch patterns).
+- ``torch_stable_abi.json``: libtorch's stable C ABI (the ``aoti_torch_*``/``torch_*`` shims),
+  the version of torch that added each newer shim, and the C++ namespaces that are not stable.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -85,3 +88,41 @@ class NeededPolicy:
 def needed_policy() -> NeededPolicy:
     data = _load("needed.json")
     return NeededPolicy({k: tuple(v) for k, v in data["allowed"].items()})
+
+
+# Itanium-mangled names in c10::, at:: or torch:: (nested names, with or without const/ref
+# qualifiers, and their typeinfo/vtable objects): _ZN3c10..., _ZNK2at..., _ZTIN5torch...
+_MANGLED_NS = re.compile(r"^_Z(?:T[IVST]|GV|TH|TW)?N[KVRO]*(?:3c10|2at|5torch)")
+_STABLE_MANGLED = re.compile(r"^_Z(?:T[IVST]|GV|TH|TW)?N[KVRO]*5torch(?:6stable|10headeronly)")
+
+
+@dataclass(frozen=True)
+class TorchStableAbi:
+    """libtorch's stable C ABI: which shim each torch version added; what is not stable."""
+
+    added: dict[str, str]  # shim symbol -> torch version ("2.12") that added it
+    prefixes: tuple[str, ...]  # C shim prefixes ("aoti_torch_", "torch_")
+
+    def violation(self, symbol: str, target: str) -> tuple[str, str] | None:
+        """``(code, why)`` when an undefined ``symbol`` breaks the stable ABI of torch
+        ``target`` ("2.11"); ``None`` when it is allowed."""
+        version = self.added.get(symbol)
+        if version is not None:
+            if _version_key(version) > _version_key(target):
+                return ("torch-stable-abi-version",
+                        (f"{symbol} was added to torch's stable C ABI in torch {version}, after "
+                        f"the variant's stable-ABI version {target}"))
+            return None
+        if symbol.startswith(self.prefixes):
+            return None
+        if _MANGLED_NS.match(symbol) and not _STABLE_MANGLED.match(symbol):
+            return ("torch-stable-abi",
+                    f"{symbol} is a C++ symbol of libtorch/c10, outside torch's stable C ABI")
+        return None
+
+
+@lru_cache(maxsize=1)
+def torch_stable_abi() -> TorchStableAbi:
+    data = _load("torch_stable_abi.json")
+    return TorchStableAbi({sym: ver for ver, syms in data["added"].items() for sym in syms},
+                          tuple(data["stable-prefixes"]))

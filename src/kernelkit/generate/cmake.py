@@ -85,6 +85,29 @@ def _component(k: KernelComponent) -> str:
     return f"# [kernel.{k.name}]: backend {k.backend} is not buildable with kernelkit\n"
 
 
+def _stable_abi(torch: TorchFramework, backends: tuple[str, ...]) -> str:
+    """``[torch.stable-abi]`` (spec §3.3): the backend being built selects its version; the
+    extension then compiles against torch's stable C ABI of that version
+    (``TORCH_TARGET_VERSION``), which needs a torch at least that new."""
+    versions = {b: torch.stable_abi_for(b) for b in sorted(backends)}
+    lines = ["# [torch.stable-abi]"]
+    lines += [f'set(KK_STABLE_ABI_{b} "{v}")' for b, v in versions.items() if v is not None]
+    lines += [
+        'set(KK_STABLE_ABI "${KK_STABLE_ABI_${KK_BACKEND}}")',
+        "if(KK_STABLE_ABI)",
+        "  if(KK_TORCH_VERSION VERSION_LESS KK_STABLE_ABI)",
+        ('    message(FATAL_ERROR "kernelkit: torch ${KK_TORCH_VERSION} is older than the stable '
+        'ABI version ${KK_STABLE_ABI} of backend ${KK_BACKEND}")'),
+        "  endif()",
+        '  string(REGEX MATCH "^([0-9]+)\\\\.([0-9]+)" _kk_xy "${KK_STABLE_ABI}")',
+        ("  math(EXPR _kk_target \"(${CMAKE_MATCH_1} << 56) | (${CMAKE_MATCH_2} << 48)\" "
+        "OUTPUT_FORMAT HEXADECIMAL)"),
+        "  target_compile_definitions(${OPS_NAME} PRIVATE TORCH_TARGET_VERSION=${_kk_target})",
+        "endif()",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def render_cmakelists(manifest: Manifest, uid: str) -> str:
     """The project's ``CMakeLists.txt``; components sorted by name, dependencies by id."""
     torch = manifest.framework
@@ -93,4 +116,6 @@ def render_cmakelists(manifest: Manifest, uid: str) -> str:
     parts = [_preamble(manifest, uid), _dependencies(manifest), _binding(torch)]
     parts += [_component(k) for k in sorted(manifest.kernels, key=lambda k: k.name)]
     parts.append("kk_add_extension()\n")
+    if any(torch.stable_abi_for(b) is not None for b in manifest.general.backends):
+        parts.append(_stable_abi(torch, tuple(manifest.general.backends)))
     return "\n".join(p for p in parts if p)

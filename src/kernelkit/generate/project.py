@@ -13,7 +13,8 @@ from kernelkit.generate.python import (
     render_setup_py,
     template,
 )
-from kernelkit.manifest.model import Manifest, TorchFramework
+from kernelkit.generate.tvm_ffi_files import tvm_ffi_build_files
+from kernelkit.manifest.model import Manifest, TorchFramework, TvmFfi
 from kernelkit.util.fs import atomic_write_text
 
 # Helper files copied verbatim into <project>/cmake/: (destination, kind, source name).
@@ -29,10 +30,12 @@ _HELPERS: tuple[tuple[str, str, str], ...] = (
 
 def build_files(manifest: Manifest, uid: str) -> dict[str, str]:
     """Files CMake needs to build the extension (no Python packaging, no ``_ops.py``)."""
+    if isinstance(manifest.framework, TvmFfi):
+        return tvm_ffi_build_files(manifest, uid)
     if not isinstance(manifest.framework, TorchFramework):
         raise KernelkitError(
-            f"{manifest.path or 'build.toml'}: only [torch] kernels are buildable by kernelkit",
-            hint="[torch-noarch] and [tvm-ffi] kernels are not supported yet")
+            f"{manifest.path or 'build.toml'}: only [torch] and [tvm-ffi] kernels are compiled "
+            "by kernelkit", hint="[torch-noarch] kernels have nothing to compile")
     files = {"CMakeLists.txt": render_cmakelists(manifest, uid)}
     for dest, kind, name in _HELPERS:
         files[dest] = template(name) if kind == "template" else module_source(name)

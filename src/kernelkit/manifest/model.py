@@ -129,7 +129,7 @@ class TorchNoarch:
 
 @dataclass(frozen=True)
 class TvmFfi:
-    """``[tvm-ffi]``: parsed and validated; not buildable by kernelkit."""
+    """``[tvm-ffi]``: an ahead-of-time compiled apache-tvm-ffi extension (no libtorch)."""
 
     kind: Literal["tvm-ffi"] = "tvm-ffi"
     src: tuple[str, ...] = ()

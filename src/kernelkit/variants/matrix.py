@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from kernelkit.manifest.model import Manifest, TorchFramework, TorchNoarch, TvmFfi, Version
 from kernelkit.util.versions import major_minor
-from kernelkit.variants.name import format_torch_variant, xy
+from kernelkit.variants.name import format_torch_variant, format_tvm_ffi_variant
 
 DEFAULT_SYSTEM = "x86_64-linux"
 TargetKind = Literal["arch", "stable-abi", "tvm-ffi", "noarch"]
@@ -31,14 +31,20 @@ _BACKEND_ORDER = {"cuda": 0, "rocm": 1, "xpu": 2, "metal": 3}
 
 @dataclass(frozen=True)
 class Pin:
-    """How pip gets the torch of one configuration: ``torch==<torch>`` (+ an extra index URL)."""
+    """How pip gets the torch of one configuration: ``torch==<torch>`` (+ an extra index URL),
+    and the other build dependencies of the variant (``apache-tvm-ffi==...`` for tvm-ffi)."""
 
     torch: str
     index_url: str | None
+    extras: tuple[str, ...] = ()
 
     @property
     def requirement(self) -> str:
         return f"torch=={self.torch}"
+
+    @property
+    def requirements(self) -> list[str]:
+        return [self.requirement, *self.extras]
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,8 @@ class Matrix:
     cuda_supported_archs: tuple[str, ...]
     rocm_archs: tuple[str, ...]
     toolkit_wheels: Mapping[str, ToolkitWheels]
+    # tvm-ffi series ("0.1") -> the pip requirement tvm-ffi variants are built with
+    tvm_ffi_pins: Mapping[str, str] = field(default_factory=dict)
 
     def toolkit_wheels_for(self, cuda_version: str) -> ToolkitWheels | None:
         return self.toolkit_wheels.get(str(major_minor(cuda_version)[0]))
@@ -110,6 +118,7 @@ class BuildTarget:
             "backend": self.backend, "backend-version": self.backend_version,
             "system": self.system, "required": self.required,
             "torch-pin": self.pin.torch if self.pin else None,
+            "extra-pins": list(self.pin.extras) if self.pin else [],
             "index-url": self.pin.index_url if self.pin else None,
         }
 
@@ -149,6 +158,7 @@ def parse_matrix(data: Mapping[str, Any]) -> Matrix:
         cuda_supported_archs=tuple(data.get("cuda-supported-archs", ())),
         rocm_archs=tuple(data.get("rocm-archs", ())),
         toolkit_wheels=wheels,
+        tvm_ffi_pins=dict(data.get("tvm-ffi-pins", {})),
     )
 
 
@@ -204,9 +214,9 @@ def _name_and_kind(entry: MatrixEntry, manifest: Manifest, system: str) -> tuple
     cpu, os_name = system.split("-", 1)
     kind = target_kind(manifest, entry.backend)
     if kind == "tvm-ffi":
-        parts = entry.arch_variant(system).split("-")
-        compute = parts[2] if parts[1] == "cxx11" else parts[1]
-        return f"tvm-ffi{xy(entry.tvm_ffi or '0')}-{compute}-{cpu}-{os_name}", "tvm-ffi"
+        name = format_tvm_ffi_variant(entry.tvm_ffi or "0", entry.backend, entry.backend_version,
+                                      cpu, os_name)
+        return name, "tvm-ffi"
     if kind == "noarch":
         return f"torch-{entry.backend}", "noarch"
     assert isinstance(fw, TorchFramework)
@@ -256,9 +266,17 @@ def targets_for(manifest: Manifest, *, system: str = DEFAULT_SYSTEM,
     return [
         BuildTarget(variant=name, torch=e.torch, backend=e.backend,
                     backend_version=e.backend_version, required=required[name], system=system,
-                    kind=kind, pin=e.pin_for(system))
+                    kind=kind, pin=_pin(e, kind, system, matrix))
         for name, (e, kind) in ordered
     ]
+
+
+def _pin(entry: MatrixEntry, kind: TargetKind, system: str, matrix: Matrix) -> Pin:
+    pin = entry.pin_for(system)
+    extra = matrix.tvm_ffi_pins.get(entry.tvm_ffi or "") if kind == "tvm-ffi" else None
+    if extra is not None:
+        return replace(pin, extras=(extra,))
+    return pin
 
 
 def _newer_stable(kind: TargetKind, new: MatrixEntry, old: MatrixEntry) -> bool:

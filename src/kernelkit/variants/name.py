@@ -129,6 +129,14 @@ def _parse_compute(compute: str) -> tuple[str, tuple[int, int] | None]:
     return compute, None
 
 
+def format_tvm_ffi_variant(tvm_ffi_version: str, backend: str, backend_version: str | None,
+                           cpu: str, os: str) -> str:
+    """Name of a tvm-ffi build: ``tvm-ffi01-cpu-x86_64-linux``, ``tvm-ffi01-cu126-x86_64-linux``
+    (the torch version is not part of it)."""
+    arch = format_torch_variant("0", backend, backend_version, cpu, os, stable_abi="0")
+    return f"tvm-ffi{xy(tvm_ffi_version)}-" + arch.removeprefix("torch-stable-abi00-")
+
+
 def format_torch_variant(
     torch_version: str,
     backend: str,

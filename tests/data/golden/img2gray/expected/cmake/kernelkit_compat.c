@@ -52,6 +52,7 @@ KK_FORWARD(int, pthread_join, (unsigned long thread, void **ret), (thread, ret))
 KK_FORWARD(int, pthread_create,
            (unsigned long *thread, const void *attr, void *(*start)(void *), void *arg),
            (thread, attr, start, arg))
+KK_FORWARD(void *, dlsym, (void *handle, const char *name), (handle, name))
 
 /* name -> a different baseline function (same signature) */
 #define KK_FORWARD_AS(ret, name, target, params, args)                             \

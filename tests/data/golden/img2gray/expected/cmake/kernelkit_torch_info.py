@@ -27,6 +27,17 @@ def _site_packages() -> list[str]:
     return out
 
 
+def _tvm_ffi() -> dict[str, object]:
+    """apache-tvm-ffi, when installed: its version and CMake package directory."""
+    try:
+        import tvm_ffi
+        import tvm_ffi.libinfo
+    except Exception:
+        return {}
+    return {"tvm_ffi_version": str(tvm_ffi.__version__),
+            "tvm_ffi_cmake_dir": tvm_ffi.libinfo.find_cmake_path()}
+
+
 def describe() -> dict[str, object]:
     sp = _site_packages()
     info: dict[str, object] = {
@@ -37,6 +48,7 @@ def describe() -> dict[str, object]:
         "os": sys.platform,
         "site_packages": sp,
     }
+    info.update(_tvm_ffi())
     try:
         import torch
         import torch.utils
