@@ -107,6 +107,12 @@ def test_assemble_cuda_home(tmp_path: Path) -> None:
     assert (home / "include" / "cub" / "cub.h").is_file()
     cudart = (home / "lib64" / "libcudart.so").read_text()
     assert cudart == "nvidia/cuda_runtime/lib/libcudart.so.12"
+    # Environments are assembled in a temporary sibling and renamed: links must survive that.
+    import shutil
+
+    shutil.move(str(tmp_path / "site"), str(tmp_path / "env" / "site"))
+    shutil.move(str(tmp_path / "cuda"), str(tmp_path / "env" / "cuda"))
+    assert (tmp_path / "env" / "cuda" / "bin" / "nvcc").read_text() == "nvidia/cuda_nvcc/bin/nvcc"
 
 
 def test_cache_key_follows_sources(tmp_path: Path) -> None:

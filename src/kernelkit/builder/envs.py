@@ -74,7 +74,8 @@ def assemble_cuda_home(site_packages: Path, roots: tuple[str, ...], dest: Path) 
             for item in sorted(top.iterdir()):
                 link = dest / top.name / item.name
                 if not link.exists() and not link.is_symlink():
-                    link.symlink_to(item)
+                    # relative: the environment is built in a temporary sibling, then renamed
+                    link.symlink_to(os.path.relpath(item, link.parent))
     lib = dest / "lib"
     if lib.is_dir() and not (dest / "lib64").exists():
         (dest / "lib64").symlink_to("lib")

@@ -11,6 +11,7 @@ key is recorded (and written into the variant's provenance).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import time
 from collections.abc import Mapping
@@ -35,6 +36,7 @@ from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
 from kernelkit.manifest.model import KernelDependency, TorchFramework, TvmFfi
 from kernelkit.util.fs import (
+    atomic_write_text,
     file_lock,
     recover_dir,
     remove_stale_siblings,
@@ -133,7 +135,15 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         if step is not None:
             on_event(BuildEvent("progress", plan.variant, step.what, step=step))
 
-    for step, cmd in (("configure (cmake)", configure), ("compile (ninja)", build)):
+    steps = [("configure (cmake)", configure), ("compile (ninja)", build)]
+    _forget_moved_tree(workdir / "cmake-build")
+    stamp = workdir / "cmake-build" / ".kernelkit-configured"
+    configured = _configure_fingerprint(configure, environ, env)
+    if _read(stamp) == configured and (workdir / "cmake-build" / "build.ninja").is_file():
+        steps = steps[1:]  # configured alike before: ninja reruns CMake itself if inputs changed
+    else:
+        stamp.unlink(missing_ok=True)
+    for step, cmd in steps:
         if cmd is build:
             progress.started = time.monotonic()
         try:
@@ -142,11 +152,43 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         except CommandError as exc:
             raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
                              log_path=log_path) from None
+    atomic_write_text(stamp, configured)
     found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
     if not found:
         raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
                          log_path=log_path)
     return found[0]
+
+
+def _configure_fingerprint(configure: list[str], environ: Mapping[str, str],
+                           env: BuildEnvironment) -> str:
+    """What a configure depends on beyond the generated sources: its arguments, the compiler
+    variables CMake reads only then (launchers, CC/CXX/CUDAHOSTCXX), the torch it describes and
+    the CUDA toolkit. Equal fingerprints let a rebuild skip straight to ninja."""
+    keys = sorted(k for k in environ if k.endswith("_COMPILER_LAUNCHER")
+                  or k in ("CC", "CXX", "CUDAHOSTCXX", "CUDAFLAGS", "CXXFLAGS", "CFLAGS"))
+    parts = [*configure, *(f"{k}={environ[k]}" for k in keys), env.torch.torch_version,
+             str(env.torch.torch_dir), env.toolkit.version if env.toolkit else ""]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _forget_moved_tree(build_dir: Path) -> None:
+    """A CMake tree made at another path (the project was copied or moved) cannot be reused:
+    CMake refuses its cache. Start that tree afresh (ccache still has every object)."""
+    cache = _read(build_dir / "CMakeCache.txt")
+    if cache is None:
+        return
+    made_in = next((line.split("=", 1)[1] for line in cache.splitlines()
+                    if line.startswith("CMAKE_CACHEFILE_DIR:")), None)
+    if made_in is not None and Path(made_in) != build_dir:
+        shutil.rmtree(build_dir, ignore_errors=True)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def compiler_errors(exc: CommandError, log_path: Path, max_lines: int = 60,
