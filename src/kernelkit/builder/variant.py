@@ -11,6 +11,7 @@ key is recorded (and written into the variant's provenance).
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Mapping
@@ -22,7 +23,9 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.build_cache import BuildCache
 from kernelkit.builder.environment import BuildEnvironment
+from kernelkit.builder.header_deps import dependency_defines
 from kernelkit.builder.plan import VariantPlan
+from kernelkit.builder.toolchain_lock import find_toolchain_lock
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.ids import GitState, kernel_commit
@@ -116,6 +119,9 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
+    deps = dependency_defines(manifest, plan.backend, find_toolchain_lock(manifest.root),
+                              python=env.python, environ={**os.environ, **env.environ})
+    configure += [f"-D{k}={v}" for k, v in deps.items()]
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
              "-j", str(jobs)]
     environ = {**env.environ, **ccache_launcher(env.environ)}
