@@ -158,10 +158,14 @@ endmacro()
 # -D__CUDA_NO_HALF*/BFLOAT16* defines upstream drops for CUDA >= 11.8 in favour of
 # -DENABLE_FP8; NVCC_THREADS (cache variable or environment) gives --threads.
 function(kk_nvcc_flags OUT)
-  set(_diags cc_clobber_ignored field_without_dll_interface base_class_has_different_dll_interface
-    dll_interface_conflict_none_assumed dll_interface_conflict_dllexport_assumed bad_friend_decl)
+  # nvcc splits an -Xcudafe value at commas: one --diag_suppress= per diagnostic.
+  set(_diags "")
+  foreach(_d cc_clobber_ignored field_without_dll_interface base_class_has_different_dll_interface
+      dll_interface_conflict_none_assumed dll_interface_conflict_dllexport_assumed bad_friend_decl)
+    list(APPEND _diags "--diag_suppress=${_d}")
+  endforeach()
   string(REPLACE ";" "," _diags "${_diags}")
-  set(_flags -DONNX_NAMESPACE=onnx_c2 "SHELL:-Xcudafe --diag_suppress=${_diags}"
+  set(_flags -DONNX_NAMESPACE=onnx_c2 "SHELL:-Xcudafe ${_diags}"
     --expt-relaxed-constexpr --expt-extended-lambda -DENABLE_FP8 -Xcompiler=-fno-gnu-unique)
   if(NOT NVCC_THREADS AND DEFINED ENV{NVCC_THREADS})
     set(NVCC_THREADS "$ENV{NVCC_THREADS}")
