@@ -19,7 +19,6 @@ from kernelkit.builder.header_deps import dependency_defines, lock_dependency_wh
 from kernelkit.builder.toolchain_lock import ToolchainLock, parse_lock
 from kernelkit.builder.toolkit import find_cuda_toolkit
 from kernelkit.builder.variant import Tools
-from kernelkit.errors import CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.manifest import load_manifest
 from tests.integration.test_upstream_flags import _cuda_python, _example
@@ -53,9 +52,8 @@ def test_cutlass_gemm_configures_offline_from_the_locked_wheel(tmp_path: Path) -
     python = _cuda_python()
     project = _example("cutlass-gemm", tmp_path)
     manifest = load_manifest(project)
-    try:
-        deps = lock_dependency_wheels(manifest, python=Path(sys.executable))
-    except CommandError:
+    deps = lock_dependency_wheels(manifest, python=Path(sys.executable))
+    if not deps:
         pytest.skip("no pip source offers nvidia-cutlass==3.6.0.0 here")
     assert sorted(deps) == ["cutlass_3_6"] and deps["cutlass_3_6"].name == "nvidia-cutlass"
     lock = parse_lock(json.loads(ToolchainLock({}, dependencies=deps).dumps()))

@@ -30,7 +30,7 @@ from kernelkit.builder.toolchain_lock import (
     requirements_text,
     wheels_from_report,
 )
-from kernelkit.errors import IntegrityError, LockError
+from kernelkit.errors import CommandError, IntegrityError, LockError
 from kernelkit.manifest.deps import (
     CUTLASS_RELEASES,
     CUTLASS_WHEEL,
@@ -45,18 +45,23 @@ from kernelkit.util.run import run
 _DONE = ".kernelkit-unpacked"
 
 
-def lock_dependency_wheels(manifest: Manifest, *, python: Path,
-                           log_path: Path | None = None) -> dict[str, LockedWheel]:
-    """The pinned wheel of every CUTLASS id the CUDA kernels use that has one on PyPI."""
+def lock_dependency_wheels(manifest: Manifest, *, python: Path, log_path: Path | None = None,
+                           previous: Mapping[str, LockedWheel] | None = None,
+                           ) -> dict[str, LockedWheel]:
+    """The pinned wheel of every CUTLASS id the CUDA kernels use that has one on PyPI; when pip
+    cannot resolve one (offline, no wheelhouse), the ``previous`` pin is kept, if any."""
     out: dict[str, LockedWheel] = {}
     for dep in cutlass_depends(manifest.kernels):
         version = CUTLASS_RELEASES[dep].wheel_version
         if version is None:
             continue  # no wheel: the build needs KERNELKIT_<ID>_DIR
-        report = pip_report(python, ["--no-deps", f"{CUTLASS_WHEEL}=={version}"],
-                            index_url=None, log_path=log_path)
-        [wheel] = wheels_from_report(report)
-        out[dep] = wheel
+        try:
+            report = pip_report(python, ["--no-deps", f"{CUTLASS_WHEEL}=={version}"],
+                                index_url=None, log_path=log_path)
+            [out[dep]] = wheels_from_report(report)
+        except (CommandError, LockError):
+            if previous and dep in previous:
+                out[dep] = previous[dep]
     return out
 
 

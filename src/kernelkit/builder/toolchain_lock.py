@@ -447,7 +447,8 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
     entries.update(result.lock.variants)
     from kernelkit.builder.header_deps import lock_dependency_wheels
     deps = lock_dependency_wheels(manifest, python=Path(sys.executable),
-                                  log_path=root / "_cmake_build" / "toolchain-lock.log")
+                                  log_path=root / "_cmake_build" / "toolchain-lock.log",
+                                  previous=previous.dependencies if previous else None)
     path = root / LOCK_FILENAME
     ToolchainLock(entries, dependencies=deps).write(path)
     return path, result
