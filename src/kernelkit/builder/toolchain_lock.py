@@ -17,6 +17,9 @@ identical bytes)::
              "url": "file:///opt/wheels/torch-2.13.0%2Bcpu-...whl", "sha256": "6746..."}, ...],
           "toolkit": [...]                       # CUDA only: nvcc/runtime/cccl wheels, used
         }                                        # when the system nvcc does not match
+      },
+      "dependencies": {                          # only when build.toml names one: header-only
+        "cutlass_3_6": {"name": "nvidia-cutlass", ...}   # `depends` ids and their wheel
       }
     }
 
@@ -101,10 +104,16 @@ class ToolchainLock:
     variants: Mapping[str, LockedVariant]
     kernelkit: str = __version__
     path: Path | None = field(default=None, compare=False)
+    dependencies: Mapping[str, LockedWheel] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"lock-version": LOCK_VERSION, "kernelkit": self.kernelkit,
-                "variants": {n: self.variants[n].to_json() for n in sorted(self.variants)}}
+        out: dict[str, Any] = {
+            "lock-version": LOCK_VERSION, "kernelkit": self.kernelkit,
+            "variants": {n: self.variants[n].to_json() for n in sorted(self.variants)}}
+        if self.dependencies:
+            out["dependencies"] = {d: self.dependencies[d].to_json()
+                                   for d in sorted(self.dependencies)}
+        return out
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
@@ -165,6 +174,11 @@ def lock_problems(data: Any) -> list[str]:
         return [*problems, "variants: missing or not an object"]
     for name, raw in sorted(variants.items()):
         problems += _variant_problems(name, raw)
+    deps = data.get("dependencies", {})
+    if not isinstance(deps, dict):
+        return [*problems, "dependencies: must be an object"]
+    for dep, raw in sorted(deps.items()):
+        problems += _wheel_problems(raw, f"dependencies.{dep}")
     return problems
 
 
@@ -184,7 +198,8 @@ def parse_lock(data: Any, path: Path | None = None) -> ToolchainLock:
                             tuple(_wheel(w) for w in raw.get("toolkit", [])))
         for name, raw in data["variants"].items()
     }
-    return ToolchainLock(variants, data["kernelkit"], path)
+    deps = {dep: _wheel(raw) for dep, raw in data.get("dependencies", {}).items()}
+    return ToolchainLock(variants, data["kernelkit"], path, deps)
 
 
 def read_lock(path: Path) -> ToolchainLock:
@@ -430,6 +445,10 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
                           previous=previous, log_path=root / "_cmake_build" / "toolchain-lock.log")
     entries = dict(previous.variants) if previous and patterns else {}
     entries.update(result.lock.variants)
+    from kernelkit.builder.header_deps import lock_dependency_wheels
+    deps = lock_dependency_wheels(manifest, python=Path(sys.executable),
+                                  log_path=root / "_cmake_build" / "toolchain-lock.log",
+                                  previous=previous.dependencies if previous else None)
     path = root / LOCK_FILENAME
-    ToolchainLock(entries).write(path)
+    ToolchainLock(entries, dependencies=deps).write(path)
     return path, result

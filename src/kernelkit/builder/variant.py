@@ -12,6 +12,7 @@ key is recorded (and written into the variant's provenance).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import time
 from collections.abc import Mapping
@@ -25,8 +26,10 @@ from kernelkit.builder.build_cache import BuildCache
 from kernelkit.builder.compiler_cache import ccache_environ, read_stats
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
+from kernelkit.builder.header_deps import dependency_defines
 from kernelkit.builder.plan import VariantPlan
 from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
+from kernelkit.builder.toolchain_lock import find_toolchain_lock
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.ids import GitState, kernel_commit
@@ -122,6 +125,9 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
+    deps = dependency_defines(manifest, plan.backend, find_toolchain_lock(manifest.root),
+                              python=env.python, environ={**os.environ, **env.environ})
+    configure += [f"-D{k}={v}" for k, v in deps.items()]
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
              "-j", str(jobs)]
     environ = {**env.environ, **(launch or {}), "NINJA_STATUS": "[%f/%t] "}
@@ -166,7 +172,8 @@ def _configure_fingerprint(configure: list[str], environ: Mapping[str, str],
     variables CMake reads only then (launchers, CC/CXX/CUDAHOSTCXX), the torch it describes and
     the CUDA toolkit. Equal fingerprints let a rebuild skip straight to ninja."""
     keys = sorted(k for k in environ if k.endswith("_COMPILER_LAUNCHER")
-                  or k in ("CC", "CXX", "CUDAHOSTCXX", "CUDAFLAGS", "CXXFLAGS", "CFLAGS"))
+                  or k in ("CC", "CXX", "CUDAHOSTCXX", "CUDAFLAGS", "CXXFLAGS", "CFLAGS",
+                           "NVCC_THREADS"))
     parts = [*configure, *(f"{k}={environ[k]}" for k in keys), env.torch.torch_version,
              str(env.torch.torch_dir), env.toolkit.version if env.toolkit else ""]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()

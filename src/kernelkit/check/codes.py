@@ -67,8 +67,9 @@ _CODES: tuple[Code, ...] = (
     Code("unreadable-elf", "error", "shared library cannot be read as ELF",
          "rebuild the variant; the file is corrupt or not a Linux shared library"),
     Code("manylinux", "error", "symbol version newer than manylinux_2_28 allows",
-         "build in a manylinux_2_28 environment (glibc 2.28, GCC toolset <= 7 ABI) or avoid "
-         "the function; kernelkit build's manylinux toolchain does this"),
+         "kernelkit build shims or statically links the libstdc++ pieces it knows (e.g. "
+         "std::to_chars for floating point); for any other symbol avoid the function or build "
+         "in a manylinux_2_28 image (its GCC toolset links newer libstdc++ code statically)"),
     Code("abi3", "error", "Python symbol outside the stable ABI (abi3, Python 3.9)",
          "use only the limited API of Python 3.9 (define Py_LIMITED_API=0x03090000); torch "
          "extensions need no Python API beyond module creation"),

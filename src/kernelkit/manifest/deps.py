@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from kernelkit.manifest.model import General, KernelDependency
+from kernelkit.manifest.model import General, KernelComponent, KernelDependency
 
 # ``[kernel.*] depends`` ids (upstream ``config/deps.rs``).
 DEPENDENCY_IDS: tuple[str, ...] = (
@@ -30,6 +30,45 @@ DEPENDENCY_IDS: tuple[str, ...] = (
     "sycl_tla",
     "metal-cpp",
 )
+
+
+
+@dataclass(frozen=True)
+class CutlassRelease:
+    """What a ``cutlass_X_Y`` id means: the CUTLASS series, upstream's release tag (what
+    upstream's CMake fetches), and the ``nvidia-cutlass`` PyPI wheel that ships the same
+    headers under ``cutlass_library/source`` (``None``: no such wheel on PyPI)."""
+
+    version: str
+    tag: str
+    wheel_version: str | None
+
+
+CUTLASS_WHEEL = "nvidia-cutlass"
+CUTLASS_WHEEL_ROOT = "cutlass_library/source"  # holds include/ and tools/util/include/
+
+CUTLASS_RELEASES: dict[str, CutlassRelease] = {
+    "cutlass_2_10": CutlassRelease("2.10", "v2.10.0", None),
+    "cutlass_3_5": CutlassRelease("3.5", "v3.5.1", "3.5.1.0"),
+    "cutlass_3_6": CutlassRelease("3.6", "v3.6.0", "3.6.0.0"),
+    "cutlass_3_8": CutlassRelease("3.8", "v3.8.0", "3.8.0.0"),
+    "cutlass_3_9": CutlassRelease("3.9", "v3.9.2", None),
+    "cutlass_4_0": CutlassRelease("4.0", "v4.0.0", None),
+    "cutlass_4_4": CutlassRelease("4.4", "v4.4.0", None),
+    "cutlass_4_5": CutlassRelease("4.5", "v4.5.2", None),
+}
+
+
+def cutlass_env_var(dep_id: str) -> str:
+    """The environment variable naming a local CUTLASS root for ``dep_id``."""
+    return f"KERNELKIT_{dep_id.upper()}_DIR"
+
+
+def cutlass_depends(kernels: tuple[KernelComponent, ...], backend: str = "cuda") -> tuple[str, ...]:
+    """Sorted CUTLASS ids that the ``backend`` kernels of a manifest depend on."""
+    return tuple(sorted({d for k in kernels if k.backend == backend for d in k.depends
+                         if d in CUTLASS_RELEASES}))
+
 
 # ``[general.<backend>]`` tables that may carry ``python-depends`` / ``kernel-depends``.
 PYTHON_DEPENDS_BACKENDS: tuple[str, ...] = ("cuda", "neuron", "tpu", "xpu")

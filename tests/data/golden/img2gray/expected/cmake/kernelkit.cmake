@@ -59,6 +59,9 @@ macro(kk_read_torch_info)
   string(JSON KK_TORCH_LIB_DIR GET "${_json}" torch_lib_dir)
   kk_json_list(KK_TORCH_INCLUDE_DIRS "${_json}" torch_include_dirs)
   kk_json_list(KK_NVIDIA_INCLUDE_DIRS "${_json}" nvidia_include_dirs)
+  # Compile definitions torch's CMake package puts on its torch_cpu / torch_cuda targets.
+  kk_json_list(KK_TORCH_DEFINITIONS_CPU "${_json}" torch_definitions_cpu)
+  kk_json_list(KK_TORCH_DEFINITIONS_CUDA "${_json}" torch_definitions_cuda)
 endmacro()
 
 function(kk_json_list OUT JSON KEY)
@@ -129,6 +132,10 @@ macro(kk_make_torch_target)
   else()
     target_compile_definitions(kk_torch INTERFACE _GLIBCXX_USE_CXX11_ABI=0)
   endif()
+  target_compile_definitions(kk_torch INTERFACE ${KK_TORCH_DEFINITIONS_CPU})
+  if(KK_BACKEND STREQUAL "cuda")
+    target_compile_definitions(kk_torch INTERFACE ${KK_TORCH_DEFINITIONS_CUDA})
+  endif()
   set(_libs torch torch_cpu c10)
   if(KK_BACKEND STREQUAL "cuda")
     list(APPEND _libs torch_cuda c10_cuda)
@@ -143,6 +150,31 @@ macro(kk_make_torch_target)
     target_link_libraries(kk_torch INTERFACE CUDA::cudart)
   endif()
 endmacro()
+
+# nvcc flags every CUDA source gets, as upstream's build gives them (docs/compile-flags.md):
+# torch's CMake package (Caffe2/public/cuda.cmake) puts -DONNX_NAMESPACE, the -Xcudafe
+# diagnostics, --expt-relaxed-constexpr and --expt-extended-lambda in CMAKE_CUDA_FLAGS;
+# torch.utils.cpp_extension.COMMON_NVCC_FLAGS adds --expt-relaxed-constexpr, whose four
+# -D__CUDA_NO_HALF*/BFLOAT16* defines upstream drops for CUDA >= 11.8 in favour of
+# -DENABLE_FP8; NVCC_THREADS (cache variable or environment) gives --threads.
+function(kk_nvcc_flags OUT)
+  # nvcc splits an -Xcudafe value at commas: one --diag_suppress= per diagnostic.
+  set(_diags "")
+  foreach(_d cc_clobber_ignored field_without_dll_interface base_class_has_different_dll_interface
+      dll_interface_conflict_none_assumed dll_interface_conflict_dllexport_assumed bad_friend_decl)
+    list(APPEND _diags "--diag_suppress=${_d}")
+  endforeach()
+  string(REPLACE ";" "," _diags "${_diags}")
+  set(_flags -DONNX_NAMESPACE=onnx_c2 "SHELL:-Xcudafe ${_diags}"
+    --expt-relaxed-constexpr --expt-extended-lambda -DENABLE_FP8 -Xcompiler=-fno-gnu-unique)
+  if(NOT NVCC_THREADS AND DEFINED ENV{NVCC_THREADS})
+    set(NVCC_THREADS "$ENV{NVCC_THREADS}")
+  endif()
+  if(NVCC_THREADS)
+    list(APPEND _flags "--threads=${NVCC_THREADS}")
+  endif()
+  set(${OUT} ${_flags} PARENT_SCOPE)
+endfunction()
 
 # kk_add_sources(<label> SOURCES ... [INCLUDES ...] [CXX_FLAGS ...])
 function(kk_add_sources LABEL)
@@ -161,17 +193,20 @@ function(kk_add_sources LABEL)
     endif()
     if(_s MATCHES "\\.cu$")
       set(_opts ${A_CUDA_FLAGS})
+      # -static-global-template-stub needs nvcc >= 12.8 (upstream drops it below, too).
+      if(KK_CUDA_VERSION VERSION_LESS 12.8)
+        list(FILTER _opts EXCLUDE REGEX "^-static-global-template-stub=(true|false)$")
+      endif()
       foreach(_cap ${A_CUDA_ARCHS})
         kk_gencode(_flag "${_cap}")
         list(APPEND _opts "${_flag}")
       endforeach()
-      foreach(_f ${A_CXX_FLAGS})
-        list(APPEND _opts "-Xcompiler=${_f}")
-      endforeach()
       set_property(SOURCE "${_s}" APPEND PROPERTY COMPILE_OPTIONS ${_opts})
-    elseif(_s MATCHES "\\.(c|cc|cpp|cxx)$" AND A_CXX_FLAGS)
-      set_property(SOURCE "${_s}" APPEND PROPERTY COMPILE_OPTIONS ${A_CXX_FLAGS})
     endif()
+    # cxx-flags reach C++ sources only, not nvcc's host pass (as upstream).
+    foreach(_f ${A_CXX_FLAGS})
+      set_property(SOURCE "${_s}" APPEND PROPERTY COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CXX>:${_f}>")
+    endforeach()
   endforeach()
   set(KK_SOURCES ${KK_SOURCES} ${_srcs} PARENT_SCOPE)
 endfunction()
@@ -230,7 +265,7 @@ macro(kk_add_extension)
   target_include_directories(${OPS_NAME} PRIVATE "${KK_GENERATED_DIR}/torch-ext")
   target_link_libraries(${OPS_NAME} PRIVATE kk_torch)
   set_target_properties(${OPS_NAME} PROPERTIES
-    CXX_STANDARD ${KK_CXX_STANDARD} CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
+    CXX_STANDARD ${KK_CXX_STANDARD} CXX_STANDARD_REQUIRED ON
     SKIP_BUILD_RPATH ON INSTALL_RPATH ""
     LIBRARY_OUTPUT_DIRECTORY "${KK_OUTPUT_DIR}")
   target_compile_options(${OPS_NAME} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>)
@@ -246,32 +281,90 @@ macro(kk_add_extension)
     target_compile_definitions(${OPS_NAME} PRIVATE CUDA_KERNEL USE_CUDA=1)
     set_target_properties(${OPS_NAME} PROPERTIES
       CUDA_STANDARD ${KK_CXX_STANDARD} CUDA_STANDARD_REQUIRED ON CUDA_ARCHITECTURES OFF)
-    target_compile_options(${OPS_NAME} PRIVATE
-      $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -DENABLE_FP8 -Xcompiler=-fno-gnu-unique>)
+    kk_nvcc_flags(_nvcc)
+    foreach(_f ${_nvcc})
+      target_compile_options(${OPS_NAME} PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_f}>")
+    endforeach()
   else()
     target_compile_definitions(${OPS_NAME} PRIVATE CPU_KERNEL)
   endif()
+  kk_link_static_to_chars(${OPS_NAME})
   set(_map "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_exports.map")
   file(WRITE "${_map}" "{\n  global: PyInit_${OPS_NAME};\n  local: *;\n};\n")
   target_link_options(${OPS_NAME} PRIVATE
     "LINKER:--version-script=${_map}" "LINKER:--as-needed" "LINKER:-z,noexecstack")
 endmacro()
 
-# Header-only CUTLASS for CUDA builds: $CUTLASS_SRC_DIR (env or -D) or a shallow fetch of the tag.
-function(kk_dependency_cutlass VERSION)
+# Floating-point std::to_chars (GLIBCXX_3.4.29, GCC 11) has no baseline version to forward to
+# and exceeds the manylinux_2_28 ceiling (GLIBCXX_3.4.24). As the manylinux GCC toolset's
+# libstdc++_nonshared.a does, link that one member of the compiler's own libstdc++.a into the
+# module: an archive, so it is pulled in only when the code calls std::to_chars(float/double);
+# the member needs only baseline glibc/libm/libgcc, and the version script keeps it local.
+function(kk_link_static_to_chars TARGET)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    return()
+  endif()
+  execute_process(COMMAND "${CMAKE_CXX_COMPILER}" -print-file-name=libstdc++.a
+    OUTPUT_VARIABLE _archive OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${_archive}" OR NOT EXISTS "${_archive}")
+    message(STATUS "kernelkit: no libstdc++.a; std::to_chars(double) would need GLIBCXX_3.4.29")
+    return()
+  endif()
+  set(_dir "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_to_chars")
+  file(MAKE_DIRECTORY "${_dir}")
+  execute_process(COMMAND "${CMAKE_AR}" x "${_archive}" floating_to_chars.o
+    WORKING_DIRECTORY "${_dir}" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _rc EQUAL 0 OR NOT EXISTS "${_dir}/floating_to_chars.o")
+    return()  # GCC < 11: no floating-point to_chars in the library at all
+  endif()
+  execute_process(COMMAND "${CMAKE_AR}" rcs "${_dir}/libkernelkit_to_chars.a"
+    "${_dir}/floating_to_chars.o" RESULT_VARIABLE _rc)
+  if(_rc EQUAL 0)
+    target_link_libraries(${TARGET} PRIVATE "${_dir}/libkernelkit_to_chars.a")
+  endif()
+endfunction()
+
+# Header-only CUTLASS for CUDA builds, never fetched at configure time. The CUTLASS root (the
+# directory holding include/cutlass and tools/util/include) comes from, in this order:
+#   -DKK_DEP_DIR_<id>=...            passed by `kernelkit build` (the locked nvidia-cutlass wheel)
+#   $KERNELKIT_<ID>_DIR              e.g. KERNELKIT_CUTLASS_3_6_DIR=/src/cutlass-3.6.0
+#   -DCUTLASS_SRC_DIR / $CUTLASS_SRC_DIR   upstream's variable
+# kk_dependency_cutlass(<id> <major.minor>)
+function(kk_dependency_cutlass ID VERSION)
   if(NOT KK_BACKEND STREQUAL "cuda")
     return()
   endif()
-  if(NOT CUTLASS_SRC_DIR AND DEFINED ENV{CUTLASS_SRC_DIR})
-    set(CUTLASS_SRC_DIR "$ENV{CUTLASS_SRC_DIR}")
+  string(TOUPPER "${ID}" _upper)
+  set(_root "${KK_DEP_DIR_${ID}}")
+  if(NOT _root AND DEFINED ENV{KERNELKIT_${_upper}_DIR})
+    set(_root "$ENV{KERNELKIT_${_upper}_DIR}")
   endif()
-  if(NOT CUTLASS_SRC_DIR)
-    include(FetchContent)
-    FetchContent_Declare(cutlass GIT_REPOSITORY https://github.com/nvidia/cutlass.git
-      GIT_TAG "v${VERSION}" GIT_SHALLOW TRUE SOURCE_SUBDIR kk-no-cmake)
-    FetchContent_MakeAvailable(cutlass)
-    set(CUTLASS_SRC_DIR "${cutlass_SOURCE_DIR}")
+  if(NOT _root AND CUTLASS_SRC_DIR)
+    set(_root "${CUTLASS_SRC_DIR}")
   endif()
+  if(NOT _root AND DEFINED ENV{CUTLASS_SRC_DIR})
+    set(_root "$ENV{CUTLASS_SRC_DIR}")
+  endif()
+  if(NOT _root)
+    message(FATAL_ERROR "kernelkit: depends ${ID}: no CUTLASS ${VERSION} headers; `kernelkit build` "
+      "passes the locked nvidia-cutlass wheel, or set KERNELKIT_${_upper}_DIR to a CUTLASS "
+      "${VERSION} checkout (kernelkit never downloads at configure time)")
+  endif()
+  get_filename_component(_root "${_root}" ABSOLUTE)
+  set(_header "${_root}/include/cutlass/version.h")
+  if(NOT EXISTS "${_header}")
+    message(FATAL_ERROR "kernelkit: depends ${ID}: ${_root} is not a CUTLASS root "
+      "(no include/cutlass/version.h)")
+  endif()
+  file(STRINGS "${_header}" _lines REGEX "^#define CUTLASS_(MAJOR|MINOR) [0-9]+")
+  string(REGEX MATCH "CUTLASS_MAJOR ([0-9]+)" _m "${_lines}")
+  set(_found "${CMAKE_MATCH_1}")
+  string(REGEX MATCH "CUTLASS_MINOR ([0-9]+)" _m "${_lines}")
+  set(_found "${_found}.${CMAKE_MATCH_1}")
+  if(NOT _found VERSION_EQUAL VERSION)
+    message(FATAL_ERROR "kernelkit: depends ${ID}: ${_root} holds CUTLASS ${_found}, not ${VERSION}")
+  endif()
+  message(STATUS "kernelkit: ${ID}: CUTLASS ${_found} from ${_root}")
   target_include_directories(kk_torch SYSTEM INTERFACE
-    "${CUTLASS_SRC_DIR}/include" "${CUTLASS_SRC_DIR}/tools/util/include")
+    "${_root}/include" "${_root}/tools/util/include")
 endfunction()

@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import platform
+import re
 import site
 import sys
 import sysconfig
@@ -36,6 +37,24 @@ def _tvm_ffi() -> dict[str, object]:
         return {}
     return {"tvm_ffi_version": str(tvm_ffi.__version__),
             "tvm_ffi_cmake_dir": tvm_ffi.libinfo.find_cmake_path()}
+
+
+def _cmake_target_definitions(torch_dir: str, target: str) -> list[str]:
+    """``INTERFACE_COMPILE_DEFINITIONS`` of one imported target of torch's CMake package
+    (``share/cmake/Caffe2/Caffe2Targets.cmake``): what ``find_package(Torch)`` gives consumers."""
+    path = os.path.join(torch_dir, "share", "cmake", "Caffe2", "Caffe2Targets.cmake")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    block = re.search(r"set_target_properties\(" + target + r" PROPERTIES\n(.*?)\n\)", text, re.S)
+    if block is None:
+        return []
+    found = re.search(r'INTERFACE_COMPILE_DEFINITIONS "([^"]*)"', block.group(1))
+    if found is None:
+        return []
+    return [d for d in found.group(1).split(";") if d and "$<" not in d]
 
 
 def describe() -> dict[str, object]:
@@ -66,6 +85,8 @@ def describe() -> dict[str, object]:
         torch_include_dirs=[os.path.join(torch_dir, "include"),
                             os.path.join(torch_dir, "include", "torch", "csrc", "api", "include")],
         torch_lib_dir=os.path.join(torch_dir, "lib"),
+        torch_definitions_cpu=_cmake_target_definitions(torch_dir, "torch_cpu"),
+        torch_definitions_cuda=_cmake_target_definitions(torch_dir, "torch_cuda"),
         # CUDA library headers torch includes (cublas, cusparse, ...) ship in nvidia-* wheels.
         nvidia_include_dirs=sorted(
             d for p in sp for d in glob.glob(os.path.join(p, "nvidia", "*", "include"))

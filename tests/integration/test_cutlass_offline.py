@@ -1,0 +1,88 @@
+"""CUTLASS for upstream's cutlass-gemm: the pinned nvidia-cutlass wheel, configured offline.
+
+Real pip (resolving the wheel: skipped when no pip source offers it), real unpacking, and a
+real CMake configure of the generated project with the CUDA torch test environment, run
+without any network (``unshare -n``) to prove nothing is fetched at configure time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernelkit.builder.header_deps import dependency_defines, lock_dependency_wheels
+from kernelkit.builder.toolchain_lock import ToolchainLock, parse_lock
+from kernelkit.builder.toolkit import find_cuda_toolkit
+from kernelkit.builder.variant import Tools
+from kernelkit.generate import build_files, write_files
+from kernelkit.manifest import load_manifest
+from tests.integration.test_upstream_flags import _cuda_python, _example
+
+
+def _offline(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs `unshare -n` (a network namespace) to prove offline configure")
+    return subprocess.run(["unshare", "-n", *cmd], capture_output=True, text=True)
+
+
+def _configure(project: Path, src: Path, build: Path, python: Path,
+               defines: dict[str, str]) -> (
+        subprocess.CompletedProcess[str]):
+    tools = Tools.find()
+    toolkit = find_cuda_toolkit()
+    if toolkit is None:
+        pytest.skip("needs a CUDA toolkit (nvcc)")
+    args = {"CMAKE_BUILD_TYPE": "Release", "CMAKE_MAKE_PROGRAM": str(tools.ninja),
+            "Python3_EXECUTABLE": str(python), "KK_BACKEND": "cuda",
+            "KK_SOURCE_ROOT": str(project),
+            "KK_CUDA_ARCHS_gemm": "9.0", "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+            "CMAKE_CUDA_COMPILER": str(toolkit.nvcc), "CUDAToolkit_ROOT": str(toolkit.root),
+            **defines}
+    return _offline([str(tools.cmake), "-S", str(src), "-B", str(build), "-G", "Ninja",
+                     *(f"-D{k}={v}" for k, v in args.items())])
+
+
+def test_cutlass_gemm_configures_offline_from_the_locked_wheel(tmp_path: Path) -> None:
+    python = _cuda_python()
+    project = _example("cutlass-gemm", tmp_path)
+    manifest = load_manifest(project)
+    deps = lock_dependency_wheels(manifest, python=Path(sys.executable))
+    if not deps:
+        pytest.skip("no pip source offers nvidia-cutlass==3.6.0.0 here")
+    assert sorted(deps) == ["cutlass_3_6"] and deps["cutlass_3_6"].name == "nvidia-cutlass"
+    lock = parse_lock(json.loads(ToolchainLock({}, dependencies=deps).dumps()))
+    assert lock.dependencies == deps  # the lock round-trips its dependency pins
+
+    src = tmp_path / "generated"
+    files = build_files(manifest, "abc1234")
+    assert "FetchContent" not in "".join(files.values())
+    write_files(src, files)
+    defines = dependency_defines(manifest, "cuda", lock, python=Path(sys.executable),
+                                 environ={}, cache_dir=tmp_path / "cache")
+    root = Path(defines["KK_DEP_DIR_cutlass_3_6"])
+    assert (root / "include" / "cutlass" / "gemm" / "device" / "gemm.h").is_file()
+
+    done = _configure(project, src, tmp_path / "b", python, defines)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"kernelkit: cutlass_3_6: CUTLASS 3.6 from {root}" in done.stdout
+    commands = json.loads((tmp_path / "b" / "compile_commands.json").read_text("utf-8"))
+    [gemm] = [c["command"] for c in commands if c["file"].endswith("gemm.cu")]
+    assert f"-isystem {root}/include" in gemm and f"-isystem {root}/tools/util/include" in gemm
+
+
+def test_cutlass_without_a_source_stops_with_the_variable_to_set(tmp_path: Path) -> None:
+    python = _cuda_python()
+    project = _example("cutlass-gemm", tmp_path)
+    src = tmp_path / "generated"
+    write_files(src, build_files(load_manifest(project), "abc1234"))
+    done = _configure(project, src, tmp_path / "b", python, {})
+    assert done.returncode != 0
+    out = done.stdout + done.stderr
+    assert "depends cutlass_3_6: no CUTLASS 3.6 headers" in out
+    assert "KERNELKIT_CUTLASS_3_6_DIR" in out
