@@ -37,6 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 TAIL_LINES = 15
+MACHINE_REFUSAL = "is not buildable on this machine"
 GIT_IDENT = ["-c", "user.name=corpus", "-c", "user.email=corpus@kernelkit.invalid"]
 
 
@@ -45,7 +46,7 @@ class Step:
     """One kernelkit command on one project."""
 
     name: str
-    status: str  # ok | failed | timeout | skipped
+    status: str  # ok | failed | timeout | skipped | refused (this machine cannot build it)
     returncode: int | None = None
     seconds: float = 0.0
     command: list[str] = field(default_factory=list)
@@ -109,12 +110,13 @@ def log_tail(path: str | None, n: int = TAIL_LINES) -> list[str]:
     return tail(Path(path).read_text(errors="replace"), n)
 
 
-def kk(name: str, args: list[str], timeout: float, cwd: Path) -> Step:
+def kk(name: str, args: list[str], timeout: float, cwd: Path,
+       extra_env: dict[str, str] | None = None) -> Step:
     cmd = [sys.executable, "-m", "kernelkit", *args]
     start = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=child_env(), cwd=cwd,
-                              timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              env={**child_env(), **(extra_env or {})}, cwd=cwd, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stderr or b"") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         text = out.decode(errors="replace") if isinstance(out, bytes) else out
@@ -145,31 +147,57 @@ def built_variants(build_dir: Path) -> list[str]:
     return sorted(p.name for p in build_dir.iterdir() if (p / "metadata.json").is_file())
 
 
-def run_project(src: Path, scratch: Path, opts: argparse.Namespace) -> ProjectResult:
+def build_and_check(src: Path, scratch: Path, opts: argparse.Namespace) -> ProjectResult:
     result = ProjectResult(src.name)
     project = committed_copy(src, scratch)
     build_args = ["build", "--json", *(["--all"] if opts.all else []), str(project)]
     build = kk("build", build_args, opts.timeout, scratch)
     add_log_tails(build)
+    if build.status == "failed" and any(MACHINE_REFUSAL in line for line in build.tail):
+        build.status = "refused"  # no backend of the project is one this torch has
     result.steps.append(build)
-    variants = built_variants(project / "build")
-    if not variants:
+    if not built_variants(project / "build"):
         result.steps.append(Step("check", "skipped", note="no variant was built"))
-        result.steps.append(Step("test", "skipped", note="no variant was built"))
         return result
     result.steps.append(kk("check", ["check", "--json", str(project / "build")],
                            opts.timeout, scratch))
+    return result
+
+
+def run_tests(result: ProjectResult, project: Path, local_kernels: str,
+              opts: argparse.Namespace) -> None:
+    """``kernelkit test`` with ``LOCAL_KERNELS`` naming every built project of the corpus, as
+    upstream's CI does for suites that load two kernels (symbol-conflicts2)."""
+    if not built_variants(project / "build"):
+        result.steps.append(Step("test", "skipped", note="no variant was built"))
+        return
     if not (project / "tests").is_dir():
         result.steps.append(Step("test", "skipped", note="the project has no tests/"))
-        return result
-    test = kk("test", ["test", "--json", str(project)], opts.timeout, scratch)
+        return
+    test = kk("test", ["test", "--json", str(project)], opts.timeout, project.parent,
+              {"LOCAL_KERNELS": local_kernels} if local_kernels else None)
     add_log_tails(test)
     if test.status == "ok" and isinstance(test.results, list) and not any(
             r.get("status") == "passed" for r in test.results):
         test.status = "skipped"
         test.note = "no built variant could be tested on this machine"
     result.steps.append(test)
-    return result
+
+
+def local_kernels_of(built: list[Path]) -> str:
+    """``repo-id=dir:...`` for each project with a ``general.hub.repo-id``."""
+    from kernelkit.errors import KernelkitError
+    from kernelkit.manifest import load_manifest
+
+    entries = []
+    for project in built:
+        try:
+            repo_id = load_manifest(project, check_sources=False).general.hub.repo_id
+        except KernelkitError:  # a project whose manifest is wrong gets no entry
+            continue
+        if repo_id:
+            entries.append(f"{repo_id}={project}")
+    return ":".join(entries)
 
 
 def device_info(label: str) -> dict[str, Any]:
@@ -220,8 +248,9 @@ def why(step: Step) -> str:
 
 
 def cell(step: Step) -> str:
-    mark = {"ok": "pass", "failed": "FAIL", "timeout": "TIMEOUT", "skipped": "skip"}[step.status]
-    return f"{mark} ({step.seconds:.0f} s)" if step.status != "skipped" else mark
+    mark = {"ok": "pass", "failed": "FAIL", "timeout": "TIMEOUT", "skipped": "skip",
+            "refused": "refused (machine)"}[step.status]
+    return f"{mark} ({step.seconds:.0f} s)" if step.status not in ("skipped", "refused") else mark
 
 
 def render_markdown(data: dict[str, Any]) -> str:
@@ -266,12 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     start = time.monotonic()
     try:
         with ThreadPoolExecutor(max(1, opts.parallel)) as pool:
-            def one(p: Path) -> ProjectResult:
-                r = run_project(p, scratch, opts)
-                print(f"{r.name}: " + ", ".join(f"{s.name} {s.status}" for s in r.steps),
-                      file=sys.stderr, flush=True)
-                return r
-            results = list(pool.map(one, todo))
+            results = list(pool.map(lambda p: build_and_check(p, scratch, opts), todo))
+            copies = [scratch / r.name for r in results]
+            local = local_kernels_of([c for c in copies if built_variants(c / "build")])
+            list(pool.map(lambda rc: run_tests(rc[0], rc[1], local, opts),
+                          zip(results, copies, strict=True)))
+        for r in results:
+            print(f"{r.name}: " + ", ".join(f"{s.name} {s.status}" for s in r.steps),
+                  file=sys.stderr, flush=True)
     finally:
         if not opts.keep:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -280,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                                  *(argv or sys.argv[1:])]),
             "corpus": str(corpus), "seconds": round(time.monotonic() - start, 1),
             "projects": [{"name": r.name, "steps": [asdict(s) for s in r.steps]} for r in results]}
+    data = json.loads(json.dumps(data).replace(str(scratch), "$SCRATCH"))
     if opts.keep:
         data["scratch"] = str(scratch)
     out.write_text(json.dumps(data, indent=2) + "\n")
