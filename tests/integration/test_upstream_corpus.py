@@ -165,9 +165,17 @@ def test_relu_archs_subset_intersects_capabilities_as_upstream(tmp_path: Path) -
         archs = plan_cuda_archs(manifest, default_capabilities(toolkit), toolkit, "v")
         assert archs == {"relu": ["7.5", "8.0", "9.0"]}, (toolkit, archs)
     if _cuda_torch():
+        import torch
+
+        from kernelkit.generate.cuda_archs import parse_capabilities
+
+        chosen = os.environ.get("KERNELKIT_CUDA_CAPABILITIES")
+        targets = (parse_capabilities(chosen) if chosen
+                   else default_capabilities(str(torch.version.cuda)))
+        expected = plan_cuda_archs(manifest, targets, str(torch.version.cuda), "v")["relu"]
         build_check_test(project, "cuda")
         (vdir,) = (project / "build").iterdir()
-        assert Metadata.read(vdir / "metadata.json").archs == ("7.5", "8.0", "9.0")
+        assert Metadata.read(vdir / "metadata.json").archs == tuple(expected)
     else:
         assert_cpu_torch_refuses(project, "['cuda', 'rocm']")
 
