@@ -7,7 +7,8 @@ The variant is made visible two ways, so suites written for upstream ``kernels``
 - through ``LOCAL_KERNELS=<repo-id>=<dir>`` (read by upstream ``kernels`` and by kernelkit's
   loader alike), where ``<dir>/build/`` holds only this variant, so
   ``get_kernel("org/name", version=1)`` loads exactly the variant under test. The keys are
-  ``general.hub.repo-id`` (when set) and ``general.name``.
+  ``general.hub.repo-id`` (when set) and ``general.name``; entries of the caller's
+  ``LOCAL_KERNELS`` for other kernels (a suite that loads two) are kept.
 
 pytest runs in the variant's interpreter with the project as working directory and without
 writing bytecode (the links point into ``build/``, which must stay sealed).
@@ -72,7 +73,9 @@ def variant_environ(manifest: Manifest, imports: Path, local: Path,
     """The process environment of one variant's test run."""
     env = dict(base)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(imports), base.get("PYTHONPATH")) if p)
-    env["LOCAL_KERNELS"] = ":".join(f"{rid}={local}" for rid in repo_ids(manifest))
+    ours = [f"{rid}={local}" for rid in repo_ids(manifest)]
+    # the caller's entries (other kernels the suite loads) stay; ours come last and win
+    env["LOCAL_KERNELS"] = ":".join([*filter(None, [base.get("LOCAL_KERNELS")]), *ours])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
