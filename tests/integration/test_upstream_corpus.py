@@ -110,8 +110,6 @@ def assert_cpu_torch_refuses(project: Path, backends: str) -> None:
 # --- CPU projects ---------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="cpp20-symbols: std::to_chars(double) needs "
-                   "GLIBCXX_3.4.29 (check: manylinux_2_28); fixed by the compile-flag branch")
 def test_cpp20_symbols_builds_checks_and_passes_its_tests(tmp_path: Path) -> None:
     project = example("cpp20-symbols", tmp_path)
     results = build_check_test(project, "cpu")
