@@ -160,3 +160,18 @@ def test_build_tree_stays_sealed(tmp_path: Path, variant: str) -> None:
                             str(proj / "build" / variant)], capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert "bytecode" not in check.stdout
+
+
+def test_a_cuda_torch_runs_the_cpu_variant_too(tmp_path: Path) -> None:
+    """As the loader's backend="cpu": a CUDA torch loads CPU kernels, so their tests run here."""
+    import dataclasses
+
+    from kernelkit.manifest import load_manifest
+    from kernelkit.testing.choose import _judge
+    from kernelkit.variants.host import detect_system
+
+    proj = project(tmp_path)
+    cuda_here = dataclasses.replace(detect_system(), backend="cuda", backend_version=(13, 0))
+    chosen = _judge(load_manifest(proj, check_sources=False), HOST, proj / "build" / HOST,
+                    cuda_here, tmp_path / "no-envs")
+    assert chosen.python == Path(sys.executable) and "as a cpu machine" in chosen.reason

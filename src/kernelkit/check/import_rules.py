@@ -112,7 +112,26 @@ def check_import(variant_dir: Path, variant: Variant, meta: Metadata, python: Pa
         tail = "\n".join(output.strip().splitlines()[-12:])
         return [finding("import-failed", name, f"importing with {python} failed:\n{tail}",
                         file="__init__.py")]
-    return _tvm_ffi_findings(name, meta.id, data) if tvm else _ops_findings(name, meta.id, data)
+    if tvm:
+        return _tvm_ffi_findings(name, meta.id, data)
+    return _ops_findings(name, check_namespace_expected(variant, meta, data), data)
+
+
+def check_namespace_expected(variant: Variant, meta: Metadata, data: dict[str, Any]) -> str:
+    """The op namespace the variant's ``_ops.py`` must give. A noarch ``_ops.py`` follows the
+    backend of the torch that imports it (``_<name>_<backend>_<id>``, spec §3.5), so a
+    ``torch-cpu`` variant imported by a CUDA torch rightly names ``..._cuda_...``: any backend
+    is accepted there, the name and unique id must be the variant's own."""
+    ns = meta.id
+    given = str(data.get("ops_namespace") or "")
+    prefix = f"_{meta.python_name}_"
+    suffix = ns[len(prefix) + len(variant.backend):] if ns.startswith(
+        f"{prefix}{variant.backend}_") else None
+    if variant.is_noarch and suffix and given.startswith(prefix) and given.endswith(suffix):
+        backend = given[len(prefix):len(given) - len(suffix)]
+        if backend.isalpha():
+            return given
+    return ns
 
 
 def _tvm_ffi_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:

@@ -25,7 +25,7 @@ from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.util.paths import default_envs_dir
 from kernelkit.util.versions import major_minor
 from kernelkit.variants.choose import rank_variants
-from kernelkit.variants.host import System, detect_system, host_platform
+from kernelkit.variants.host import System, detect_system, host_platform, select_backend
 from kernelkit.variants.matrix import targets_for
 from kernelkit.variants.name import parse_variant
 
@@ -78,6 +78,12 @@ def _judge(manifest: Manifest, name: str, path: Path, here: System,
     if decision.accepted:
         return VariantTest(name, path, Path(sys.executable),
                           f"this interpreter ({here.describe()})")
+    if parse_variant(name).backend == "cpu" and here.backend != "cpu":
+        # A CUDA/ROCm torch runs CPU kernels too: as the loader's backend="cpu" does.
+        as_cpu = select_backend(here, "cpu")
+        if rank_variants([name], as_cpu)[0].accepted:
+            return VariantTest(name, path, Path(sys.executable),
+                              f"this interpreter, as a cpu machine ({as_cpu.describe()})")
     if parse_variant(name).is_noarch:  # any interpreter loads it; this one's backend differs
         return VariantTest(name, path, None, decision.reason, "machine")
     pinned = _pinned_python(manifest, name, envs_dir)
