@@ -9,7 +9,7 @@ TOML decoding, ``subprocess``, ``huggingface_hub``) are turned into these where 
 that code (reading a file, running a command, calling the Hub), so a caller catches
 :class:`KernelkitError` and a user sees one line that names the file, field or variant.
 
-Exit codes (documented for users in ``docs/cli.md``, "Exit codes"):
+Exit codes (documented for users in README.md, "Exit codes"):
 
 ====  ==================  ==============================================================
 code  name                raised for

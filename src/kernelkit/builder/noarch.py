@@ -18,32 +18,14 @@ from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.events import BuildResult
+from kernelkit.builder.package import kernel_dependency, package_dir, package_files
 from kernelkit.errors import NotBuildableError
 from kernelkit.generate.ids import GitState, kernel_commit, ops_name
 from kernelkit.generate.python import render_noarch_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
-from kernelkit.manifest.model import KernelDependency, TorchNoarch
+from kernelkit.manifest.model import TorchNoarch
 from kernelkit.util.fs import replace_dir, temp_sibling
-
-
-def package_dir(manifest: Manifest) -> Path:
-    """``torch-ext/<python_name>/``, the package every variant ships."""
-    return manifest.root / "torch-ext" / manifest.general.python_name
-
-
-def noarch_package_files(manifest: Manifest) -> list[tuple[Path, str]]:
-    """``(source, relpath)`` of the package files whose extension is in ``pyext`` (bytecode and
-    a checked-in ``_ops.py``, which the build generates, left out)."""
-    pkg = package_dir(manifest)
-    exts = {f".{e}" for e in getattr(manifest.framework, "pyext", ("py", "pyi"))}
-    out = []
-    for path in sorted(pkg.rglob("*")):
-        rel = path.relative_to(pkg).as_posix()
-        if (path.is_file() and path.suffix in exts and "__pycache__" not in path.parts
-                and rel != "_ops.py"):
-            out.append((path, rel))
-    return out
 
 
 def noarch_archs(manifest: Manifest, backend: str) -> tuple[str, ...] | None:
@@ -64,19 +46,10 @@ def noarch_metadata(manifest: Manifest, backend: str, uid: str,
         license=g.license, backend=backend, archs=noarch_archs(manifest, backend),
         upstream=g.upstream, source=g.source,
         python_depends=python_depends_for(g, backend),
-        kernel_depends=tuple(_kernel_dep(d) for d in all_kernel_depends(g)),
+        kernel_depends=tuple(kernel_dependency(d) for d in all_kernel_depends(g)),
         provenance=Provenance(builder_version=f"kernelkit/{__version__}",
                               kernel=kernel_commit(state), extra={"kind": "noarch"}),
     )
-
-
-def _kernel_dep(dep: KernelDependency) -> dict[str, object]:
-    out: dict[str, object] = {"repo-id": dep.repo_id}
-    if dep.version is not None:
-        out["version"] = dep.version
-    if dep.revision is not None:
-        out["revision"] = dep.revision
-    return out
 
 
 def build_noarch(manifest: Manifest, variant: str, backend: str, uid: str, *, out_root: Path,
@@ -89,7 +62,7 @@ def build_noarch(manifest: Manifest, variant: str, backend: str, uid: str, *, ou
         raise NotBuildableError(f"variant {variant}", f"{pkg / '__init__.py'} does not exist",
                                 who="project", hint="a kernel's Python package lives in "
                                 "torch-ext/<python name>/ (general.name with - as _)")
-    files = noarch_package_files(manifest)
+    files = package_files(manifest)
     dest = out_root / variant
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = temp_sibling(dest, "building")

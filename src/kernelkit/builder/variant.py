@@ -27,6 +27,7 @@ from kernelkit.builder.compiler_cache import ccache_environ, read_stats
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.header_deps import dependency_defines
+from kernelkit.builder.package import kernel_dependency, package_files
 from kernelkit.builder.plan import VariantPlan
 from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
 from kernelkit.builder.toolchain_lock import find_toolchain_lock
@@ -37,7 +38,7 @@ from kernelkit.generate.python import render_ops_py
 from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
-from kernelkit.manifest.model import KernelDependency, TorchFramework, TvmFfi
+from kernelkit.manifest.model import TvmFfi
 from kernelkit.util.fs import (
     atomic_write_text,
     file_lock,
@@ -81,6 +82,7 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
         dest = out_root / plan.variant
         recover_dir(dest)  # what a build killed mid-way left: the old tree back, staging removed
         remove_stale_siblings(dest, ("building", "old"))
+        _forget_moved_tree(workdir / "cmake-build")
         write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
         log_path = workdir / "build.log"
         log_path.write_text("", encoding="utf-8")
@@ -142,7 +144,6 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
             on_event(BuildEvent("progress", plan.variant, step.what, step=step))
 
     steps = [("configure (cmake)", configure), ("compile (ninja)", build)]
-    _forget_moved_tree(workdir / "cmake-build")
     stamp = workdir / "cmake-build" / ".kernelkit-configured"
     configured = _configure_fingerprint(configure, environ, env)
     if _read(stamp) == configured and (workdir / "cmake-build" / "build.ninja").is_file():
@@ -228,36 +229,10 @@ def variant_metadata(manifest: Manifest, env: BuildEnvironment, plan: VariantPla
         name=g.name, id=plan.ops_name, version=g.version, license=g.license,
         backend=plan.backend, archs=plan.archs, upstream=g.upstream, source=g.source,
         python_depends=python_depends_for(g, plan.backend),
-        kernel_depends=tuple(_kernel_dep(d) for d in all_kernel_depends(g)),
+        kernel_depends=tuple(kernel_dependency(d) for d in all_kernel_depends(g)),
         provenance=Provenance(builder_version=f"kernelkit/{__version__}",
                               kernel=kernel_commit(state), extra=extra),
     )
-
-
-def _kernel_dep(dep: KernelDependency) -> dict[str, object]:
-    out: dict[str, object] = {"repo-id": dep.repo_id}
-    if dep.version is not None:
-        out["version"] = dep.version
-    if dep.revision is not None:
-        out["revision"] = dep.revision
-    return out
-
-
-def package_files(manifest: Manifest) -> list[tuple[Path, str]]:
-    """``(source, relpath)`` of the files shipped from ``torch-ext/<python_name>/`` (a
-    ``[tvm-ffi]`` kernel: ``tvm-ffi-ext/``): those whose extension is in ``pyext`` (bytecode
-    and ``_ops.py`` left out)."""
-    assert isinstance(manifest.framework, (TorchFramework, TvmFfi))
-    ext_dir = "tvm-ffi-ext" if isinstance(manifest.framework, TvmFfi) else "torch-ext"
-    pkg = manifest.root / ext_dir / manifest.general.python_name
-    exts = {f".{e}" for e in manifest.framework.pyext}
-    out = []
-    for path in sorted(pkg.rglob("*")):
-        rel = path.relative_to(pkg).as_posix()
-        if (path.is_file() and path.suffix in exts and "__pycache__" not in path.parts
-                and rel != "_ops.py"):
-            out.append((path, rel))
-    return out
 
 
 def lay_out_variant(manifest: Manifest, plan: VariantPlan, library: Path, meta: Metadata,

@@ -7,7 +7,7 @@ handler takes the parsed ``argparse.Namespace`` and returns an exit code (``Exit
 
 This is the one place that turns errors into exit codes: a handler raises, :func:`main` prints
 one line and returns :func:`kernelkit.errors.exit_code` of the error (the table is in
-``kernelkit.errors`` and ``docs/cli.md``). ``OSError`` (permission denied, disk full) is the
+``kernelkit.errors`` and README.md, "Exit codes"). ``OSError`` (permission denied, disk full) is the
 environment's, not a bug: one line and exit code 1 too.
 """
 
