@@ -76,9 +76,37 @@ def test_cutlass_gemm_configures_offline_from_the_locked_wheel(tmp_path: Path) -
     assert f"-isystem {root}/include" in gemm and f"-isystem {root}/tools/util/include" in gemm
 
 
-def test_cutlass_without_a_source_stops_with_the_variable_to_set(tmp_path: Path) -> None:
-    python = _cuda_python()
-    project = _example("cutlass-gemm", tmp_path)
+def _tvm_ffi_python() -> Path:
+    """A tvm-ffi kernel's CMake needs an interpreter with apache-tvm-ffi, not torch."""
+    pytest.importorskip("tvm_ffi")
+    return Path(sys.executable)
+
+
+def test_cutlass_gemm_tvm_ffi_configures_with_cutlass_includes(tmp_path: Path) -> None:
+    """Found on the GPU machine: a [tvm-ffi] kernel's ``depends = ["cutlass_3_6"]`` gave no
+    include path (gemm.cu: "cutlass/gemm/device/gemm.h: No such file"). A CUTLASS 3.6 root made
+    here (version.h only: configure reads nothing else) comes in as `kernelkit build` passes it."""
+    project = _example("cutlass-gemm-tvm-ffi", tmp_path)
+    root = tmp_path / "cutlass"
+    (root / "include" / "cutlass").mkdir(parents=True)
+    (root / "include" / "cutlass" / "version.h").write_text(
+        "#define CUTLASS_MAJOR 3\n#define CUTLASS_MINOR 6\n#define CUTLASS_PATCH 0\n")
+    src = tmp_path / "generated"
+    write_files(src, build_files(load_manifest(project), "abc1234"))
+    done = _configure(project, src, tmp_path / "b", _tvm_ffi_python(),
+                      {"KK_DEP_DIR_cutlass_3_6": str(root)})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"kernelkit: cutlass_3_6: CUTLASS 3.6 from {root}" in done.stdout
+    commands = json.loads((tmp_path / "b" / "compile_commands.json").read_text("utf-8"))
+    [gemm] = [c["command"] for c in commands if c["file"].endswith("gemm.cu")]
+    assert f"-isystem {root}/include" in gemm and f"-isystem {root}/tools/util/include" in gemm
+
+
+@pytest.mark.parametrize("example", ["cutlass-gemm", "cutlass-gemm-tvm-ffi"])
+def test_cutlass_without_a_source_stops_with_the_variable_to_set(tmp_path: Path,
+                                                                 example: str) -> None:
+    python = _tvm_ffi_python() if example.endswith("tvm-ffi") else _cuda_python()
+    project = _example(example, tmp_path)
     src = tmp_path / "generated"
     write_files(src, build_files(load_manifest(project), "abc1234"))
     done = _configure(project, src, tmp_path / "b", python, {})

@@ -264,6 +264,7 @@ macro(kk_add_extension)
   target_compile_definitions(${OPS_NAME} PRIVATE TORCH_EXTENSION_NAME=${OPS_NAME})
   target_include_directories(${OPS_NAME} PRIVATE "${KK_GENERATED_DIR}/torch-ext")
   target_link_libraries(${OPS_NAME} PRIVATE kk_torch)
+  kk_link_dependencies(${OPS_NAME})
   set_target_properties(${OPS_NAME} PROPERTIES
     CXX_STANDARD ${KK_CXX_STANDARD} CXX_STANDARD_REQUIRED ON
     SKIP_BUILD_RPATH ON INSTALL_RPATH ""
@@ -324,8 +325,9 @@ function(kk_link_static_to_chars TARGET)
   endif()
 endfunction()
 
-# Header-only CUTLASS for CUDA builds, never fetched at configure time. The CUTLASS root (the
-# directory holding include/cutlass and tools/util/include) comes from, in this order:
+# Header-only CUTLASS for CUDA builds of torch and tvm-ffi kernels, never fetched at configure
+# time. The CUTLASS root (the directory holding include/cutlass and tools/util/include) comes
+# from, in this order:
 #   -DKK_DEP_DIR_<id>=...            passed by `kernelkit build` (the locked nvidia-cutlass wheel)
 #   $KERNELKIT_<ID>_DIR              e.g. KERNELKIT_CUTLASS_3_6_DIR=/src/cutlass-3.6.0
 #   -DCUTLASS_SRC_DIR / $CUTLASS_SRC_DIR   upstream's variable
@@ -365,6 +367,17 @@ function(kk_dependency_cutlass ID VERSION)
     message(FATAL_ERROR "kernelkit: depends ${ID}: ${_root} holds CUTLASS ${_found}, not ${VERSION}")
   endif()
   message(STATUS "kernelkit: ${ID}: CUTLASS ${_found} from ${_root}")
-  target_include_directories(kk_torch SYSTEM INTERFACE
+  if(NOT TARGET kk_deps)
+    add_library(kk_deps INTERFACE)
+  endif()
+  target_include_directories(kk_deps SYSTEM INTERFACE
     "${_root}/include" "${_root}/tools/util/include")
+endfunction()
+
+# kk_deps (made by the kk_dependency_* functions): the include directories of the declared
+# dependencies; the torch (kk_add_extension) and the tvm-ffi extension both link it.
+function(kk_link_dependencies TARGET)
+  if(TARGET kk_deps)
+    target_link_libraries(${TARGET} PRIVATE kk_deps)
+  endif()
 endfunction()
