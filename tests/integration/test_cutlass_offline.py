@@ -1,4 +1,5 @@
-"""CUTLASS for upstream's cutlass-gemm: the pinned nvidia-cutlass wheel, configured offline.
+"""CUTLASS for upstream's cutlass-gemm and cutlass-gemm-tvm-ffi: the pinned nvidia-cutlass wheel,
+configured offline.
 
 Real pip (resolving the wheel: skipped when no pip source offers it), real unpacking, and a
 real CMake configure of the generated project with the CUDA torch test environment, run
@@ -8,6 +9,7 @@ without any network (``unshare -n``) to prove nothing is fetched at configure ti
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -76,9 +78,64 @@ def test_cutlass_gemm_configures_offline_from_the_locked_wheel(tmp_path: Path) -
     assert f"-isystem {root}/include" in gemm and f"-isystem {root}/tools/util/include" in gemm
 
 
-def test_cutlass_without_a_source_stops_with_the_variable_to_set(tmp_path: Path) -> None:
-    python = _cuda_python()
-    project = _example("cutlass-gemm", tmp_path)
+def _tvm_ffi_python() -> Path:
+    """A tvm-ffi kernel's CMake needs an interpreter with apache-tvm-ffi, not torch."""
+    pytest.importorskip("tvm_ffi")
+    return Path(sys.executable)
+
+
+def test_cutlass_gemm_tvm_ffi_configures_with_cutlass_includes(tmp_path: Path) -> None:
+    """Found on the GPU machine: a [tvm-ffi] kernel's ``depends = ["cutlass_3_6"]`` gave no
+    include path (gemm.cu: "cutlass/gemm/device/gemm.h: No such file"). A CUTLASS 3.6 root made
+    here (version.h only: configure reads nothing else) comes in as `kernelkit build` passes it."""
+    project = _example("cutlass-gemm-tvm-ffi", tmp_path)
+    root = tmp_path / "cutlass"
+    (root / "include" / "cutlass").mkdir(parents=True)
+    (root / "include" / "cutlass" / "version.h").write_text(
+        "#define CUTLASS_MAJOR 3\n#define CUTLASS_MINOR 6\n#define CUTLASS_PATCH 0\n")
+    src = tmp_path / "generated"
+    write_files(src, build_files(load_manifest(project), "abc1234"))
+    done = _configure(project, src, tmp_path / "b", _tvm_ffi_python(),
+                      {"KK_DEP_DIR_cutlass_3_6": str(root)})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"kernelkit: cutlass_3_6: CUTLASS 3.6 from {root}" in done.stdout
+    commands = json.loads((tmp_path / "b" / "compile_commands.json").read_text("utf-8"))
+    [gemm] = [c["command"] for c in commands if c["file"].endswith("gemm.cu")]
+    assert f"-isystem {root}/include" in gemm and f"-isystem {root}/tools/util/include" in gemm
+
+
+def test_cutlass_gemm_tvm_ffi_compiles_against_the_locked_wheel(tmp_path: Path) -> None:
+    """The real CUTLASS 3.6 headers from the pinned wheel: gemm.cu compiles (sm_90) into a
+    tvm-ffi module that exports its entry point and stays within manylinux_2_28."""
+    python = _tvm_ffi_python()
+    project = _example("cutlass-gemm-tvm-ffi", tmp_path)
+    manifest = load_manifest(project)
+    deps = lock_dependency_wheels(manifest, python=Path(sys.executable))
+    if not deps:
+        pytest.skip("no pip source offers nvidia-cutlass==3.6.0.0 here")
+    src = tmp_path / "generated"
+    write_files(src, build_files(manifest, "abc1234"))
+    defines = dependency_defines(manifest, "cuda", ToolchainLock({}, dependencies=deps),
+                                 python=Path(sys.executable), environ={},
+                                 cache_dir=tmp_path / "cache")
+    done = _configure(project, src, tmp_path / "b", python, defines)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    built = subprocess.run([str(Tools.find().cmake), "--build", str(tmp_path / "b")],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    dump = subprocess.run(["objdump", "-T", str(tmp_path / "b" /
+                                                "_cutlass_gemm_tvm_ffi_cuda_abc1234.so")],
+                          capture_output=True, text=True, check=True).stdout
+    assert "__tvm_ffi_cutlass_gemm" in dump
+    glibc = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_([\d.]+)", dump)]
+    assert glibc and max(glibc) <= (2, 28)
+
+
+@pytest.mark.parametrize("example", ["cutlass-gemm", "cutlass-gemm-tvm-ffi"])
+def test_cutlass_without_a_source_stops_with_the_variable_to_set(tmp_path: Path,
+                                                                 example: str) -> None:
+    python = _tvm_ffi_python() if example.endswith("tvm-ffi") else _cuda_python()
+    project = _example(example, tmp_path)
     src = tmp_path / "generated"
     write_files(src, build_files(load_manifest(project), "abc1234"))
     done = _configure(project, src, tmp_path / "b", python, {})

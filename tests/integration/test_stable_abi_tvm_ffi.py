@@ -7,6 +7,7 @@ them, and the projects' own test suites pass through upstream ``kernels`` with
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -149,6 +150,32 @@ def test_tvm_ffi_passes_check_with_import(tvm_project: Path) -> None:
     report = check_build(tvm_project)
     assert report.variants == (TVM,)
     assert report.findings == (), report.findings  # imported: no import-skipped warning
+
+
+def test_tvm_ffi_links_the_compat_shims(tmp_path: Path) -> None:
+    """Found on the GPU machine (glibc 2.39): relu-tvm-ffi referenced
+    ``__isoc23_strtoul@GLIBC_2.38`` and failed check (manylinux_2_28), as its target lacked the
+    shims torch kernels link. Here the kernel itself references the newer names (the C23 ones
+    declared by hand, as glibc >= 2.38 headers redirect to them; arc4random and fstat64 are
+    this glibc's own 2.36/2.33 versions): the build binds them locally and passes check."""
+    pytest.importorskip("tvm_ffi")
+    from tests.integration.test_compat_shims import NEWER_GLIBC_USER
+
+    project = _copy_project("relu-tvm-ffi", tmp_path)
+    kernel = project / "relu_cpu" / "relu_cpu.cpp"
+    kernel.write_text(kernel.read_text() + NEWER_GLIBC_USER)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qam",
+                    "newer glibc names"], cwd=project, check=True)
+    [result] = build(project, backends=["cpu"])
+    lib = result.path / f"{result.metadata.id}.so"
+    dump = subprocess.run(["objdump", "-T", str(lib)], capture_output=True, text=True,
+                          check=True).stdout
+    assert "__isoc23" not in dump and "arc4random" not in dump and "fstat64" not in dump
+    glibc = [tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_([\d.]+)", dump)]
+    assert glibc and max(glibc) <= (2, 28)
+    report = check_build(project)
+    assert report.variants == (TVM,)
+    assert report.findings == (), report.findings  # imported, manylinux_2_28 clean
 
 
 def test_tvm_ffi_loads_with_kernelkit(tvm_project: Path) -> None:

@@ -138,7 +138,8 @@ def test_tvm_ffi_plan() -> None:
 
 def test_tvm_ffi_generated_files() -> None:
     files = build_files(parse_manifest(TVM), "abc1234")
-    assert sorted(files) == ["CMakeLists.txt", "cmake/kernelkit_tvm_ffi_compat.cpp"]
+    assert sorted(files) == ["CMakeLists.txt", "cmake/kernelkit.cmake", "cmake/kernelkit_compat.c",
+                             "cmake/kernelkit_compat.cpp", "cmake/kernelkit_tvm_ffi_compat.cpp"]
     text = files["CMakeLists.txt"]
     assert 'set(OPS_NAME "_relu_tvm_ffi_${KK_BACKEND}_abc1234")' in text
     assert "find_package(tvm_ffi CONFIG REQUIRED)" in text
@@ -151,6 +152,48 @@ def test_tvm_ffi_generated_files() -> None:
     assert text.index('if(KK_BACKEND STREQUAL "cpu")', cpu) > cpu
     assert '"-O3"' in text and "${KK_CUDA_ARCHS_relu_cuda}" in text
     assert "# [kernel.relu_xpu]: backend xpu is not built by kernelkit" in text
+    assert "kk_dependency_cutlass(" not in text  # no component declares a dependency
+
+
+def test_tvm_ffi_links_the_same_compat_shims_and_hardening_as_torch() -> None:
+    """Found on the GPU machine (glibc 2.39): a tvm-ffi variant referenced
+    ``__isoc23_strtoul@GLIBC_2.38`` because its target had none of the shims torch kernels link."""
+    tvm = build_files(parse_manifest(TVM), "abc1234")
+    torch = build_files(stable(), "abc1234")
+    for helper in ("cmake/kernelkit.cmake", "cmake/kernelkit_compat.c",
+                   "cmake/kernelkit_compat.cpp"):
+        assert tvm[helper] == torch[helper], helper  # the very same files
+    text = tvm["CMakeLists.txt"]
+    include = text.index('include("${CMAKE_CURRENT_SOURCE_DIR}/cmake/kernelkit.cmake")')
+    target = text.index("add_library(${OPS_NAME} SHARED ${KK_SOURCES}")
+    assert include < target
+    sources = text[target:text.index(")", target)]
+    for shim in ("kernelkit_compat.c", "kernelkit_compat.cpp", "kernelkit_tvm_ffi_compat.cpp"):
+        assert f'"${{KK_HELPERS_DIR}}/{shim}"' in sources, shim
+    assert text.index("kk_link_static_to_chars(${OPS_NAME})") > target
+    assert "$<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>" in text
+    assert "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>" in text
+    assert '"LINKER:--version-script=${_kk_map}"' in text and "local: *;" in text
+
+
+def test_tvm_ffi_declared_dependencies_use_the_torch_cmake_function() -> None:
+    """Found on the GPU machine: cutlass-gemm-tvm-ffi got no CUTLASS include path."""
+    cuda = 'backend = "cuda"\ndepends = []'
+    assert cuda in TVM
+    manifest = parse_manifest(TVM.replace(cuda, 'backend = "cuda"\ndepends = ["cutlass_3_6"]')
+                              .replace('depends = []\nsrc = ["relu_xpu', 'depends = ["torch"]\n'
+                                       'src = ["relu_xpu'))
+    files = build_files(manifest, "abc1234")
+    text = files["CMakeLists.txt"]
+    call = text.index('kk_dependency_cutlass(cutlass_3_6 "3.6")')
+    assert text.index("cmake/kernelkit.cmake") < call < text.index("add_library(${OPS_NAME}")
+    assert text.index("kk_link_dependencies(${OPS_NAME})") > text.index("add_library(${OPS_NAME}")
+    assert "# dependency torch: a tvm-ffi kernel does not link libtorch" in text
+    assert "function(kk_dependency_cutlass" not in text  # defined once, in kernelkit.cmake
+    helpers = files["cmake/kernelkit.cmake"]
+    assert "function(kk_dependency_cutlass ID VERSION)" in helpers
+    assert "target_include_directories(kk_deps SYSTEM INTERFACE" in helpers
+    assert "kk_link_dependencies(${OPS_NAME})" in helpers  # the torch extension links it too
 
 
 def test_tvm_ffi_ops_py() -> None:

@@ -49,12 +49,16 @@ def _preamble(manifest: Manifest, uid: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _dependencies(manifest: Manifest) -> str:
+def render_dependencies(manifest: Manifest) -> str:
+    """Calls of the ``kk_dependency_*`` functions of ``kernelkit.cmake`` for the ids the
+    components declare (``[torch]`` and ``[tvm-ffi]`` kernels alike), sorted by id."""
     deps = sorted({d for k in manifest.kernels for d in k.depends})
+    torch_kernel = isinstance(manifest.framework, TorchFramework)
     out = []
     for dep in deps:
         if dep == "torch":
-            out.append("# dependency torch: provided by kk_setup()")
+            out.append("# dependency torch: provided by kk_setup()" if torch_kernel
+                       else "# dependency torch: a tvm-ffi kernel does not link libtorch")
         elif dep in CUTLASS_RELEASES:
             out.append(f'kk_dependency_cutlass({dep} "{CUTLASS_RELEASES[dep].version}")')
         else:
@@ -107,7 +111,7 @@ def render_cmakelists(manifest: Manifest, uid: str) -> str:
     torch = manifest.framework
     if not isinstance(torch, TorchFramework):
         raise ValueError("CMakeLists.txt is generated only for [torch] kernels")
-    parts = [_preamble(manifest, uid), _dependencies(manifest), _binding(torch)]
+    parts = [_preamble(manifest, uid), render_dependencies(manifest), _binding(torch)]
     parts += [_component(k) for k in sorted(manifest.kernels, key=lambda k: k.name)]
     parts.append("kk_add_extension()\n")
     if any(torch.stable_abi_for(b) is not None for b in manifest.general.backends):

@@ -13,6 +13,7 @@ package comes from ``tvm-ffi-ext/<python_name>/`` and its ``_ops.py`` loads the 
 from __future__ import annotations
 
 from kernelkit._version import __version__
+from kernelkit.generate.cmake import render_dependencies
 from kernelkit.generate.python import template
 from kernelkit.manifest.model import KernelComponent, Manifest, TvmFfi
 
@@ -59,6 +60,8 @@ if(KK_BACKEND STREQUAL "cuda")
 else()
   add_compile_definitions(CPU_KERNEL)
 endif()
+# The helpers torch kernels use too: dependencies (kk_dependency_*), compat shims, to_chars.
+include("${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/kernelkit.cmake")
 
 # kk_sources(SOURCES ... [INCLUDES ...] [CXX_FLAGS ...] [CUDA_FLAGS ...] [CUDA_ARCHS ...])
 function(kk_sources)
@@ -97,23 +100,29 @@ set(KK_SOURCES "")
 """
 
 _EXTENSION = """\
-# The extension: <OPS_NAME>.so, linked against libtvm_ffi (not libtorch), no RPATH.
+# The extension: <OPS_NAME>.so, linked against libtvm_ffi (not libtorch), no RPATH; built to be
+# manylinux_2_28 compliant as torch kernels are (kk_add_extension in cmake/kernelkit.cmake):
+# the compat shims, the static floating-point std::to_chars, a version script, -fno-gnu-unique.
 set(CMAKE_SHARED_LIBRARY_PREFIX "")
 add_library(${OPS_NAME} SHARED ${KK_SOURCES}
-  "${CMAKE_CURRENT_SOURCE_DIR}/cmake/kernelkit_tvm_ffi_compat.cpp")
+  "${KK_HELPERS_DIR}/kernelkit_compat.c" "${KK_HELPERS_DIR}/kernelkit_compat.cpp"
+  "${KK_HELPERS_DIR}/kernelkit_tvm_ffi_compat.cpp")
 target_compile_definitions(${OPS_NAME} PRIVATE TVM_FFI_EXTENSION_NAME=${OPS_NAME})
 tvm_ffi_configure_target(${OPS_NAME})
+kk_link_dependencies(${OPS_NAME})
+kk_link_static_to_chars(${OPS_NAME})
 set_target_properties(${OPS_NAME} PROPERTIES
   CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
   CUDA_STANDARD 17 CUDA_ARCHITECTURES OFF
   SKIP_BUILD_RPATH ON INSTALL_RPATH "" LIBRARY_OUTPUT_DIRECTORY "${KK_OUTPUT_DIR}")
 target_compile_options(${OPS_NAME} PRIVATE
-  $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>
+  $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>)
 foreach(_kk_map "${KK_SOURCE_ROOT}=." "${CMAKE_CURRENT_SOURCE_DIR}=kernelkit-generated"
                 "${CMAKE_CURRENT_BINARY_DIR}=kernelkit-build")
   target_compile_options(${OPS_NAME} PRIVATE
-    "$<$<COMPILE_LANGUAGE:C,CXX>:-ffile-prefix-map=${_kk_map}>")
+    "$<$<COMPILE_LANGUAGE:C,CXX>:-ffile-prefix-map=${_kk_map}>"
+    "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${_kk_map}>")
 endforeach()
 # Export only the tvm-ffi entry points (__tvm_ffi_<function>); everything else binds locally.
 set(_kk_map "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_exports.map")
@@ -142,10 +151,17 @@ def _component(k: KernelComponent) -> str:
     return f"# [kernel.{k.name}]\n{guard}  kk_sources({body.strip()})\nendif()\n"
 
 
+# Helpers shared with [torch] kernels (dependencies, compat shims, static to_chars), then the
+# tvm-ffi one; all copied verbatim into <project>/cmake/.
+_HELPERS = ("kernelkit.cmake", "kernelkit_compat.c", "kernelkit_compat.cpp",
+            "kernelkit_tvm_ffi_compat.cpp")
+
+
 def tvm_ffi_build_files(manifest: Manifest, uid: str) -> dict[str, str]:
     """What CMake needs to build a ``[tvm-ffi]`` kernel's extension."""
-    return {"CMakeLists.txt": render_tvm_ffi_cmakelists(manifest, uid),
-            "cmake/kernelkit_tvm_ffi_compat.cpp": template("kernelkit_tvm_ffi_compat.cpp")}
+    files = {"CMakeLists.txt": render_tvm_ffi_cmakelists(manifest, uid)}
+    files.update({f"cmake/{name}": template(name) for name in _HELPERS})
+    return files
 
 
 def render_tvm_ffi_cmakelists(manifest: Manifest, uid: str) -> str:
@@ -156,6 +172,9 @@ def render_tvm_ffi_cmakelists(manifest: Manifest, uid: str) -> str:
     g = manifest.general
     parts = [_HEADER.format(version=__version__, name=g.python_name, python_name=g.python_name,
                             uid=uid, backends=";".join(sorted(g.backends)))]
+    deps = render_dependencies(manifest)
+    if deps:
+        parts.append(deps)
     parts.append("# [tvm-ffi] binding sources\nkk_sources(" + (
         _args("SOURCES", fw.src) + _args("INCLUDES", fw.include)
         + _args("CXX_FLAGS", fw.cxx_flags)).strip() + ")\n")
