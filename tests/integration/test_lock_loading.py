@@ -106,7 +106,7 @@ def test_get_locked_kernel_fetches_the_locked_commit(project: tuple[Path, LocalG
     cache = tmp_path / "cache"
     mod = get_locked_kernel(repo, lockfile=proj / "kernels.lock", hub=hub, cache_dir=cache)
     assert mod.scale(torch.ones(1)).item() == 4.0
-    assert RepoCache.of(cache, repo).commit_dir(locked).is_dir()
+    assert RepoCache.of(cache, repo, hub.hub_identity).commit_dir(locked).is_dir()
 
 
 def test_flipped_byte_in_downloaded_file_fails(project: tuple[Path, LocalGitHub, str],

@@ -2,8 +2,9 @@
 
 Layout (one directory per repository; everything under a commit is immutable)::
 
-    <cache>/<org>--<name>--<hash>/     (``identity.cache_folder_name``: the hash of the exact
-                                        repository id keeps ``a/b--c`` and ``a--b/c`` apart)
+    <cache>/<org>--<name>--<hash>/     (``identity.cache_folder_name``: the hash of the hub's
+                                        identity and the exact repository id keeps ``a/b--c``
+                                        and ``a--b/c`` apart, and the same id on two hubs)
         refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
                                         pointed to when last seen online (percent-quoted,
                                         ``identity.ref_file_name``); written by
@@ -46,19 +47,22 @@ class RepoCache:
     """The cache directory of one repository (a plain class: it is built on every load, and
     a dataclass costs a code generation at import time on the warm path)."""
 
-    __slots__ = ("repo_id", "root")
+    __slots__ = ("hub", "repo_id", "root")
 
-    def __init__(self, root: Path, repo_id: str) -> None:
+    def __init__(self, root: Path, repo_id: str, hub: str) -> None:
         self.root = root  # <cache>/<org>--<name>--<hash>
         self.repo_id = repo_id
+        self.hub = hub  # the hub's identity (kernelkit.hub.hubid)
 
     def __repr__(self) -> str:
-        return f"RepoCache({str(self.root)!r}, {self.repo_id!r})"
+        return f"RepoCache({str(self.root)!r}, {self.repo_id!r}, {self.hub!r})"
 
     @classmethod
-    def of(cls, cache_dir: Path, repo_id: str) -> RepoCache:
-        """``HubError`` for an invalid repository id: no path is built from one."""
-        return cls(cache_dir / cache_folder_name(check_repo_id(repo_id)), repo_id)
+    def of(cls, cache_dir: Path, repo_id: str, hub: str) -> RepoCache:
+        """The folder of ``repo_id`` as served by the hub whose identity is ``hub``
+        (``Hub.hub_identity``, or ``Settings.hub_identity()`` without a hub object).
+        ``HubError`` for an invalid repository id: no path is built from one."""
+        return cls(cache_dir / cache_folder_name(check_repo_id(repo_id), hub), repo_id, hub)
 
     # --- paths ----------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Version and revision lookups from the cache alone (offline mode).
 
 The cache records the commit every branch/tag pointed to when it was last seen online
-(``<cache>/<org>--<name>/refs/<ref>``, see ``kernelkit.loader.cache``; written by
-:func:`record_refs` after each ``list_refs``, and by the loader for a branch or tag it resolved
-by name). Offline, those refs
+(``<cache>/<org>--<name>--<hash of hub and id>/refs/<ref>``, one folder per hub, see
+``kernelkit.loader.cache``; written by :func:`record_refs` after each ``list_refs``, and by the
+loader for a branch or tag it resolved by name). Offline, the configured hub's refs
 stand in for the hub's: ``v<N>`` names are major-version branches, ``v<x.y.z>`` names release
 tags, anything else a plain branch. Only refs whose commit has something in the cache are
 considered, so an offline load never picks a version it would then fail to find.
@@ -12,7 +12,6 @@ considered, so an offline load never picks a version it would then fail to find.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from kernelkit.errors import OfflineError, RevisionNotFoundError
 from kernelkit.hub.port import Refs
@@ -22,13 +21,8 @@ from kernelkit.loader.versions import Selected, VersionRequest, check_request, s
 _TAG_RE = re.compile(r"^v\d+\.\d+\.\d+")
 
 
-def _repo_cache(cache_dir: Path, repo_id: str) -> RepoCache:
-    return RepoCache.of(cache_dir, repo_id)
-
-
-def cached_refs(cache_dir: Path, repo_id: str, *, only_cached_commits: bool = True) -> Refs:
+def cached_refs(cache: RepoCache, *, only_cached_commits: bool = True) -> Refs:
     """The refs recorded in the cache, split into branches and (release) tags."""
-    cache = _repo_cache(cache_dir, repo_id)
     have = set(cache.commits())
     branches: dict[str, str] = {}
     tags: dict[str, str] = {}
@@ -39,14 +33,14 @@ def cached_refs(cache_dir: Path, repo_id: str, *, only_cached_commits: bool = Tr
     return Refs(branches=branches, tags=tags)
 
 
-def record_refs(cache_dir: Path, repo_id: str, refs: Refs) -> None:
+def record_refs(cache: RepoCache, refs: Refs) -> None:
     """Remember every branch and tag of an online listing, for later offline lookups.
 
     The one writer of hub listings into the cache's ``refs/`` (called after every online
     ``list_refs`` of the loader and of ``kernelkit download``); the file format is
     :meth:`RepoCache.write_ref`'s. A tag and a branch of the same name share one file (the tag
-    wins): offline, names are told apart by their form, as described above."""
-    cache = _repo_cache(cache_dir, repo_id)
+    wins): offline, names are told apart by their form, as described above. ``cache`` is the
+    folder of the hub the listing came from: another hub's refs are never touched."""
     for ref, commit in {**refs.branches, **refs.tags}.items():
         cache.write_ref(ref, commit)
 
@@ -64,12 +58,13 @@ def fetch_hint(repo_id: str, revision: str | None, version: VersionRequest | Non
             "KERNELKIT_CACHE=DIR)")
 
 
-def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None,
+def select_offline(cache: RepoCache, *, revision: str | None = None,
                    version: VersionRequest | None = None) -> Selected:
-    """``select_ref`` over the cached refs; ``OfflineError`` that names what is missing."""
+    """``select_ref`` over the refs cached for the repository on one hub (``cache``: the folder
+    of the configured hub); ``OfflineError`` that names what is missing."""
     check_request(revision, version)
-    cache = _repo_cache(cache_dir, repo_id)
-    refs = cached_refs(cache_dir, repo_id)
+    repo_id = cache.repo_id
+    refs = cached_refs(cache)
     asked = f"version {version!r}" if version is not None else f"revision {revision!r}"
     try:
         return select_ref(refs, repo_id, revision=revision, version=version,
@@ -77,7 +72,8 @@ def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None
     except RevisionNotFoundError as exc:  # also VersionNotFoundError; a bad request propagates
         known = ", ".join(sorted({**refs.branches, **refs.tags})) or "none"
         raise OfflineError(
-            f"{asked} of {repo_id} is not in the local cache ({cache.root}) and offline mode is "
-            f"on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); cached refs: {known} ({exc.message})",
+            f"{asked} of {repo_id} is not in the local cache of hub {cache.hub} ({cache.root}) "
+            "and offline mode is on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); "
+            f"cached refs: {known} ({exc.message})",
             hint=fetch_hint(repo_id, revision, version),
         ) from None

@@ -45,7 +45,7 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
     if offline:
         from kernelkit.loader.offline import select_offline
 
-        selected = select_offline(rc.root.parent, rc.repo_id, revision=revision, version=version)
+        selected = select_offline(rc, revision=revision, version=version)
     elif version is not None:
         selected = _select_online(hub, rc, version)
     else:
@@ -72,7 +72,7 @@ def _select_online(hub: LazyHub, rc: RepoCache, version: int | str) -> Selected:
     from kernelkit.loader.versions import select_ref
 
     refs = hub.get().list_refs(rc.repo_id)
-    record_refs(rc.root.parent, rc.repo_id, refs)
+    record_refs(rc, refs)
     return select_ref(refs, rc.repo_id, version=version)
 
 
