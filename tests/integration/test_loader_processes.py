@@ -100,7 +100,8 @@ def test_warm_pinned_load_in_fresh_process_constructs_no_hub(published: dict[str
 def test_corruption_found_by_fresh_process_is_repaired(published: dict[str, Any]) -> None:
     env, commit = published["env"], published["commit"]
     run_py(f"import kernelkit; kernelkit.install_kernel({REPO!r}, revision={commit!r})", env)
-    init = RepoCache.of(published["cache"], REPO, published["hub"].hub_identity).variant_dir(commit, HOST) / "__init__.py"
+    rc = RepoCache.of(published["cache"], REPO, published["hub"].hub_identity)
+    init = rc.variant_dir(commit, HOST) / "__init__.py"
     st = init.stat()
     good = init.read_bytes()
     with open(init, "r+b") as fh:

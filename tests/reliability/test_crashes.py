@@ -76,8 +76,8 @@ from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.install import LazyHub, ensure_variant
 hub = LocalGitHub(Path({hub!r}))
-ensure_variant(LazyHub(hub, lambda: hub), RepoCache.of(Path({cache!r}), {repo!r}, hub.hub_identity), {commit!r},
-               {variant!r}, offline=False)
+rc = RepoCache.of(Path({cache!r}), {repo!r}, hub.hub_identity)
+ensure_variant(LazyHub(hub, lambda: hub), rc, {commit!r}, {variant!r}, offline=False)
 """
 
 
