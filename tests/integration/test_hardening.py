@@ -81,8 +81,9 @@ def test_cache_folders_are_injective(tmp_path: Path) -> None:
     roots = {RepoCache.of(tmp_path, r, "local:/hub").root for r in ids}
     assert len(roots) == len(ids)
     rc = RepoCache.of(tmp_path, "acme/x", "local:/hub")
-    names = {rc.ref_path(r).name for r in ("v1", "v1/x", "v1%2Fx", ".", "..", ".hidden")}
+    names = {rc.ref_path("heads", r).name for r in ("v1", "v1/x", "v1%2Fx", ".", "..", ".hidden")}
     assert len(names) == 6 and not any(n.startswith(".") for n in names)
+    assert rc.ref_path("heads", "v1") != rc.ref_path("tags", "v1")  # a branch and a tag apart
 
 
 def test_colliding_names_never_run_each_others_code(env: dict[str, Any],
@@ -147,6 +148,27 @@ def test_same_repo_on_two_hubs_never_shares_refs(env: dict[str, Any],
     monkeypatch.setenv("KERNELKIT_HUB", str(tmp / "hub-never-seen"))
     with pytest.raises(OfflineError, match="not in the local cache"):
         api.get_kernel("acme/k", version=1)
+
+
+def test_a_branch_and_a_tag_of_one_name_never_share_a_ref(env: dict[str, Any],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Branch ``x`` and tag ``x`` at different commits: offline, ``revision="x"`` is what the
+    hub answers online (the branch), not whichever was written last (the tag used to win)."""
+    from kernelkit.loader.offline import cached_refs
+
+    hub, tmp, repo = env["hub"], env["tmp"], "acme/bt"
+    branch = publish(hub, tmp, repo, "x", factor=2.0)
+    tagged = publish(hub, tmp, repo, "v1", factor=3.0)
+    hub.tag(repo, "x", tagged)
+    assert hub.resolve(repo, "x") == branch
+    api.get_kernel(repo, version=1, trust_remote_code=True)  # lists (and records) every ref
+    api.get_kernel(repo, revision=branch, trust_remote_code=True)  # both commits cached
+    refs = cached_refs(RepoCache.of(env["cache"], repo, hub.hub_identity))
+    assert refs.branches["x"] == branch and refs.tags["x"] == tagged
+    monkeypatch.setenv("KERNELKIT_OFFLINE", "1")
+    x = torch.ones(2)
+    got = api.get_kernel(repo, revision="x", trust_remote_code=True)
+    assert torch.equal(got.scale(x), x * 2)
 
 
 # --- 2. upload under concurrency -------------------------------------------------------------

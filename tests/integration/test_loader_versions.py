@@ -115,8 +115,9 @@ def test_one_list_refs_records_every_ref(released: dict[str, Any]) -> None:
     hub, repo = released["hub"], released["repo"]
     api.get_kernel(repo, version=1)
     refs = hub.list_refs(repo)
-    recorded = RepoCache.of(released["cache"], repo, hub.hub_identity).refs()
-    assert recorded == {**refs.branches, **refs.tags}
+    rc = RepoCache.of(released["cache"], repo, hub.hub_identity)
+    assert (rc.refs("heads"), rc.refs("tags")) == (refs.branches, refs.tags)
+    recorded = {**rc.refs("heads"), **rc.refs("tags")}
     assert {"main", "v1", "v2", "v1.1.0-main", *RELEASES} <= set(recorded)
 
 

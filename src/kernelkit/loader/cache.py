@@ -5,18 +5,25 @@ Layout (one directory per repository; everything under a commit is immutable)::
     <cache>/<org>--<name>--<hash>/     (``identity.cache_folder_name``: the hash of the hub's
                                         identity and the exact repository id keeps ``a/b--c``
                                         and ``a--b/c`` apart, and the same id on two hubs)
-        refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
-                                        pointed to when last seen online (percent-quoted,
+        refs/heads/<ref>                the commit a branch (``v1``, ``main``) pointed to when
+                                        last seen online (percent-quoted,
                                         ``identity.ref_file_name``); written by
                                         ``kernelkit.loader.offline.record_refs`` after every
                                         ``list_refs``
+        refs/tags/<ref>                 the same for tags (``v1.2.0``): a branch and a tag of one
+                                        name never share a file
+        refs/resolved/<ref>             a branch-or-tag name the hub resolved by name (the hub
+                                        does not say which); newer than any listing (a listing
+                                        removes the names it holds)
         <commit>/variants.json          the variant names under ``build/`` at that commit
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
         .locks/<commit>.<variant>.lock  per-variant download lock
 
 Offline mode resolves versions, branches and tags through ``refs/`` and never needs the hub
-(``kernelkit.loader.offline.select_offline``).
+(``kernelkit.loader.offline.select_offline``). A ref file directly under ``refs/`` (the layout
+before the namespaces) is never read: an old cache is a miss, never a wrong answer (its folder
+name, without the hub in its hash, is not looked up anyway).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
 
 STALE_TEMP_S = 60.0  # a temp file of a tiny write this old belongs to a killed writer
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+REF_KINDS = ("heads", "tags", "resolved")  # the namespaces under refs/ (module docstring)
 
 
 def is_full_commit(revision: str) -> bool:
@@ -80,36 +88,43 @@ class RepoCache:
 
     # --- refs -----------------------------------------------------------------------------
 
-    def ref_path(self, ref: str) -> Path:
-        return self.root / "refs" / ref_file_name(ref)
+    def ref_path(self, kind: str, ref: str) -> Path:
+        """``refs/<kind>/<quoted ref>``; ``kind`` is one of :data:`REF_KINDS`."""
+        if kind not in REF_KINDS:
+            raise ValueError(f"unknown ref kind {kind!r}")
+        return self.root / "refs" / kind / ref_file_name(ref)
 
-    def read_ref(self, ref: str) -> str | None:
+    def read_ref(self, kind: str, ref: str) -> str | None:
         try:
-            commit = self.ref_path(ref).read_text().strip()
+            commit = self.ref_path(kind, ref).read_text().strip()
         except (OSError, UnicodeDecodeError):
             return None
         return commit if is_full_commit(commit) else None
 
-    def write_ref(self, ref: str, commit: str) -> None:
-        """Remember ``ref -> commit``; a name or commit id a hostile hub made up (a newline, a
-        300-character name, ``..``) is not recorded: it could never be asked for anyway."""
+    def write_ref(self, kind: str, ref: str, commit: str) -> None:
+        """Remember ``ref -> commit`` in namespace ``kind``; a name or commit id a hostile hub
+        made up (a newline, a 300-character name, ``..``) is not recorded: it could never be
+        asked for anyway."""
         if not is_full_commit(commit) or not is_revision(ref):
             return
-        if self.read_ref(ref) != commit:
-            remove_stale_temp_files(self.ref_path(ref), STALE_TEMP_S)
-            atomic_write_text(self.ref_path(ref), commit)
+        if self.read_ref(kind, ref) != commit:
+            remove_stale_temp_files(self.ref_path(kind, ref), STALE_TEMP_S)
+            atomic_write_text(self.ref_path(kind, ref), commit)
 
-    def refs(self) -> dict[str, str]:
-        """Every cached ref -> commit."""
+    def forget_ref(self, kind: str, ref: str) -> None:
+        self.ref_path(kind, ref).unlink(missing_ok=True)
+
+    def refs(self, kind: str) -> dict[str, str]:
+        """Every cached ref of namespace ``kind`` -> commit."""
         try:
-            names = os.listdir(self.root / "refs")
-        except FileNotFoundError:
+            names = os.listdir(self.root / "refs" / kind)
+        except (FileNotFoundError, NotADirectoryError):
             return {}
         out = {}
         for name in names:
             if name.startswith("."):  # a temporary file of an interrupted write
                 continue
-            commit = self.read_ref(ref_from_file_name(name))
+            commit = self.read_ref(kind, ref_from_file_name(name))
             if commit is not None:
                 out[ref_from_file_name(name)] = commit
         return out

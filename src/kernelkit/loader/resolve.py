@@ -52,7 +52,9 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
         assert revision is not None
         commit = _checked_commit(rc, revision, hub.get().resolve(rc.repo_id, revision))
         if not commit.startswith(revision.lower()):  # a branch or tag: remember it offline
-            rc.write_ref(revision, commit)
+            from kernelkit.loader.offline import record_resolved
+
+            record_resolved(rc, revision, commit)
         return commit
     _warn_if_older(rc.repo_id, version, selected)
     return _checked_commit(rc, revision or f"version {version!r}", selected.commit)

@@ -51,7 +51,7 @@ def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
     rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
     record_refs(rc, hub.list_refs(lock.repo_id))
     if isinstance(version, int) or (isinstance(version, str) and version.isdigit()):
-        rc.write_ref(f"v{int(version)}", lock.sha)
+        rc.write_ref("heads", f"v{int(version)}", lock.sha)
 
 
 def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: bool,
