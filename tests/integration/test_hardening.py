@@ -23,6 +23,7 @@ from kernelkit.errors import (  # noqa: E402
     HubError,
     IntegrityError,
     LockError,
+    OfflineError,
     VersionRequestError,
 )
 from kernelkit.hub.local import LocalGitHub  # noqa: E402
@@ -68,6 +69,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
                 "KERNELKIT_TRUSTED_PUBLISHERS"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KERNELKIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELKIT_HUB", str(tmp_path / "hub"))  # offline loads key by this hub
     return {"hub": LocalGitHub(tmp_path / "hub"), "cache": tmp_path / "cache", "tmp": tmp_path}
 
 
@@ -76,11 +78,12 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 def test_cache_folders_are_injective(tmp_path: Path) -> None:
     ids = ["acme/fast--gelu", "acme--fast/gelu", "acme/fast-gelu", "Acme/fast--gelu"]
-    roots = {RepoCache.of(tmp_path, r).root for r in ids}
+    roots = {RepoCache.of(tmp_path, r, "local:/hub").root for r in ids}
     assert len(roots) == len(ids)
-    rc = RepoCache.of(tmp_path, "acme/x")
-    names = {rc.ref_path(r).name for r in ("v1", "v1/x", "v1%2Fx", ".", "..", ".hidden")}
+    rc = RepoCache.of(tmp_path, "acme/x", "local:/hub")
+    names = {rc.ref_path("heads", r).name for r in ("v1", "v1/x", "v1%2Fx", ".", "..", ".hidden")}
     assert len(names) == 6 and not any(n.startswith(".") for n in names)
+    assert rc.ref_path("heads", "v1") != rc.ref_path("tags", "v1")  # a branch and a tag apart
 
 
 def test_colliding_names_never_run_each_others_code(env: dict[str, Any],
@@ -96,6 +99,76 @@ def test_colliding_names_never_run_each_others_code(env: dict[str, Any],
     monkeypatch.setenv("KERNELKIT_TRUSTED_PUBLISHERS", "acme")
     again = api.get_kernel("acme/fast--gelu", version=1)
     assert again is a and torch.equal(again.scale(x), x * 2)
+
+
+def test_hub_identities_need_no_network_and_agree_with_the_settings(tmp_path: Path) -> None:
+    from kernelkit.hub import identity_of, open_hub
+    from kernelkit.hub.git_remote import GitRemoteHub
+    from kernelkit.hub.hf import HuggingFaceHub
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    local = LocalGitHub(tmp_path / "link").hub_identity
+    assert local == "local:" + str((tmp_path / "real").resolve())
+    assert identity_of(None, {"KERNELKIT_HUB_DIR": str(tmp_path / "real")}) == local
+    assert identity_of(str(tmp_path / "real") + "/", {}) == local
+    assert open_hub(None, env={"KERNELKIT_HUB": str(tmp_path / "link")}).hub_identity == local
+    git = GitRemoteHub("git+file:///srv/kernels/", tmp_path / "c").hub_identity
+    assert git == "git:file:///srv/kernels" == identity_of("git+file:///srv/kernels", {})
+    served = {"HF_ENDPOINT": "http://127.0.0.1:8080/"}  # e.g. `kernelkit serve`
+    assert identity_of("hf", served) == "hf:http://127.0.0.1:8080"
+    assert open_hub("hf", env=served).hub_identity == "hf:http://127.0.0.1:8080"
+    assert HuggingFaceHub(endpoint="https://huggingface.co/").hub_identity == identity_of("hf", {})
+    assert len({local, git, identity_of("hf", served), identity_of("hf", {})}) == 4
+    roots = {RepoCache.of(tmp_path, "acme/k", h).root for h in (local, git)}
+    assert len(roots) == 2
+
+
+def test_same_repo_on_two_hubs_never_shares_refs(env: dict[str, Any],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same id, ``v1`` at a different commit on each hub: offline, each hub's load returns
+    that hub's commit, never the other's (the second online load used to overwrite refs/v1)."""
+    tmp, a_hub, b_hub = env["tmp"], env["hub"], LocalGitHub(env["tmp"] / "hub-b")
+    a_commit = publish(a_hub, tmp, "acme/k", "v1", factor=2.0)
+    b_commit = publish(b_hub, tmp, "acme/k", "v1", factor=5.0)
+    assert a_commit != b_commit
+    x = torch.ones(2)
+    a = api.get_kernel("acme/k", version=1, trust_remote_code=True)  # KERNELKIT_HUB = hub A
+    monkeypatch.delenv("KERNELKIT_HUB")
+    monkeypatch.setenv("KERNELKIT_HUB_DIR", str(b_hub.root))
+    b = api.get_kernel("acme/k", version=1, trust_remote_code=True)  # hub B, from the settings
+    assert torch.equal(a.scale(x), x * 2) and torch.equal(b.scale(x), x * 5)
+    monkeypatch.setenv("KERNELKIT_OFFLINE", "1")
+    monkeypatch.setenv("KERNELKIT_TRUSTED_PUBLISHERS", "acme")
+    for selected, commit, factor in ((a_hub, a_commit, 2.0), (b_hub, b_commit, 5.0)):
+        monkeypatch.setenv("KERNELKIT_HUB", str(selected.root))
+        mod = api.get_kernel("acme/k", version=1)
+        assert torch.equal(mod.scale(x), x * factor)
+        assert api.install_kernel("acme/k", version=1).parent.parent.name == commit
+    monkeypatch.setenv("KERNELKIT_HUB", str(tmp / "hub-never-seen"))
+    with pytest.raises(OfflineError, match="not in the local cache"):
+        api.get_kernel("acme/k", version=1)
+
+
+def test_a_branch_and_a_tag_of_one_name_never_share_a_ref(env: dict[str, Any],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Branch ``x`` and tag ``x`` at different commits: offline, ``revision="x"`` is what the
+    hub answers online (the branch), not whichever was written last (the tag used to win)."""
+    from kernelkit.loader.offline import cached_refs
+
+    hub, tmp, repo = env["hub"], env["tmp"], "acme/bt"
+    branch = publish(hub, tmp, repo, "x", factor=2.0)
+    tagged = publish(hub, tmp, repo, "v1", factor=3.0)
+    hub.tag(repo, "x", tagged)
+    assert hub.resolve(repo, "x") == branch
+    api.get_kernel(repo, version=1, trust_remote_code=True)  # lists (and records) every ref
+    api.get_kernel(repo, revision=branch, trust_remote_code=True)  # both commits cached
+    refs = cached_refs(RepoCache.of(env["cache"], repo, hub.hub_identity))
+    assert refs.branches["x"] == branch and refs.tags["x"] == tagged
+    monkeypatch.setenv("KERNELKIT_OFFLINE", "1")
+    x = torch.ones(2)
+    got = api.get_kernel(repo, revision="x", trust_remote_code=True)
+    assert torch.equal(got.scale(x), x * 2)
 
 
 # --- 2. upload under concurrency -------------------------------------------------------------
@@ -164,7 +237,8 @@ def test_bad_revisions_are_refused_and_cache_nothing(env: dict[str, Any], revisi
     publish(env["hub"], env["tmp"], "kernels-community/demo", "main")
     with pytest.raises(VersionRequestError, match="invalid revision"):
         api.get_kernel("kernels-community/demo", revision=revision, hub=env["hub"])
-    refs = RepoCache.of(env["cache"], "kernels-community/demo").root / "refs"
+    rc = RepoCache.of(env["cache"], "kernels-community/demo", env["hub"].hub_identity)
+    refs = rc.root / "refs"
     assert not refs.exists() or not any("%0A" in n for n in os.listdir(refs))
 
 
@@ -229,7 +303,7 @@ def test_metadata_json_is_covered_by_the_digest(env: dict[str, Any]) -> None:
     hub.publish("kernels-community/tampered", "v1", files)
     with pytest.raises(IntegrityError, match=r"metadata\.json"):
         api.get_kernel("kernels-community/tampered", version=1, hub=hub)
-    rc = RepoCache.of(env["cache"], "kernels-community/tampered")
+    rc = RepoCache.of(env["cache"], "kernels-community/tampered", env["hub"].hub_identity)
     assert not list(rc.root.glob(f"*/build/{HOST}"))
 
 
@@ -329,7 +403,7 @@ def test_unwritable_init_destination(tmp_path: Path) -> None:
 def test_interrupted_download_staging_is_removed_by_the_next_load(env: dict[str, Any]) -> None:
     hub, tmp = env["hub"], env["tmp"]
     commit = publish(hub, tmp, "kernels-community/st", "v1")
-    rc = RepoCache.of(env["cache"], "kernels-community/st")
+    rc = RepoCache.of(env["cache"], "kernels-community/st", env["hub"].hub_identity)
     stale = rc.variant_dir(commit, HOST).parent / f".{HOST}.fetch-deadbeef0000"
     (stale / "build" / HOST).mkdir(parents=True)
     (stale / "build" / HOST / "half.so").write_bytes(b"\0" * 10)

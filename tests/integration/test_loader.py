@@ -103,10 +103,10 @@ def test_two_versions_side_by_side(env: dict[str, Any], caplog: pytest.LogCaptur
     assert infos[k2.__name__].repo_info == api.RepoInfo(REPO, c2)
     assert infos[k2.__name__].metadata.version == 2
     # content-addressed cache + refs recorded for offline version lookups
-    rc = RepoCache.of(env["cache"], REPO)
+    rc = RepoCache.of(env["cache"], REPO, hub.hub_identity)
     assert (rc.variant_dir(c1, HOST) / "__init__.py").is_file()
-    assert rc.read_ref("v1") == c1 and rc.read_ref("v2") == c2
-    assert rc.refs() == {"v1": c1, "v2": c2}
+    assert rc.read_ref("heads", "v1") == c1 and rc.read_ref("heads", "v2") == c2
+    assert rc.refs("heads") == {"v1": c1, "v2": c2} and rc.refs("tags") == {}
 
 
 def test_same_variant_twice_same_module_and_revision_forms(env: dict[str, Any]) -> None:
@@ -119,9 +119,12 @@ def test_same_variant_twice_same_module_and_revision_forms(env: dict[str, Any]) 
     assert api.get_kernel(REPO, revision="v1.0.0", hub=hub) is first
     assert api.get_kernel(REPO, revision=commit, hub=hub) is first
     assert api.get_kernel(REPO, revision=commit[:7], hub=hub) is first  # short commit id
-    rc = RepoCache.of(env["cache"], REPO)
-    assert rc.read_ref("v1.0.0") == commit
-    assert rc.read_ref(commit[:7]) is None  # commit prefixes are not refs
+    rc = RepoCache.of(env["cache"], REPO, hub.hub_identity)
+    assert rc.read_ref("tags", "v1.0.0") == commit  # from the listing of version=1
+    assert rc.read_ref("resolved", "v1.0.0") == commit  # resolved by name after the listing
+    assert rc.read_ref("resolved", commit[:7]) is None  # commit prefixes are not refs
+    assert api.get_kernel(REPO, version=1, hub=hub) is first  # a newer listing ...
+    assert rc.refs("resolved") == {}  # ... supersedes what was resolved by name
     paths = [lk for lk in api.get_loaded_kernels() if lk.module is first]
     assert len(paths) == 1
 
@@ -154,7 +157,7 @@ def test_tampered_published_file_is_never_imported(env: dict[str, Any]) -> None:
     assert err.expected != err.actual
     assert "not imported" in str(err)
     assert f"_demo_cpu_{u}" not in sys.modules
-    rc = RepoCache.of(env["cache"], REPO)
+    rc = RepoCache.of(env["cache"], REPO, hub.hub_identity)
     assert not rc.variant_dir(commit, HOST).exists()
     assert [p.name for p in (rc.commit_dir(commit) / "build").iterdir()] == []  # no leftovers
 

@@ -80,11 +80,13 @@ def test_warm_pinned_load_in_fresh_process_constructs_no_hub(published: dict[str
         k = kernelkit.get_kernel({REPO!r}, revision={commit!r})
         print(k.scale(torch.ones(2)).tolist())
         print(sorted(m for m in sys.modules
-                     if m.startswith("kernelkit.hub.") and m != "kernelkit.hub.port"))
+                     if m.startswith("kernelkit.hub.")
+                     and m not in ("kernelkit.hub.port", "kernelkit.hub.hubid")))
     """, env)
     lines = out.splitlines()
     assert lines[0] == "[2.0, 2.0]"
-    assert lines[1] == "[]"  # open_hub was never called: no backend module imported
+    assert lines[1] == "[]"  # open_hub was never called: no backend module imported (the
+    # hub's identity, which keys the cache folder, comes from the settings: kernelkit.hub.hubid)
     out = run_py(COUNTING_HUB + textwrap.dedent(f"""
         import kernelkit
         from kernelkit.hub.local import LocalGitHub
@@ -98,7 +100,8 @@ def test_warm_pinned_load_in_fresh_process_constructs_no_hub(published: dict[str
 def test_corruption_found_by_fresh_process_is_repaired(published: dict[str, Any]) -> None:
     env, commit = published["env"], published["commit"]
     run_py(f"import kernelkit; kernelkit.install_kernel({REPO!r}, revision={commit!r})", env)
-    init = RepoCache.of(published["cache"], REPO).variant_dir(commit, HOST) / "__init__.py"
+    rc = RepoCache.of(published["cache"], REPO, published["hub"].hub_identity)
+    init = rc.variant_dir(commit, HOST) / "__init__.py"
     st = init.stat()
     good = init.read_bytes()
     with open(init, "r+b") as fh:

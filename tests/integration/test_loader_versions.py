@@ -71,7 +71,10 @@ def factor_of(module: Any) -> float:
 
 
 def go_offline(monkeypatch: pytest.MonkeyPatch, tmp: Path, var: str) -> Path:
-    gone = tmp / "no-such-hub"
+    """Offline mode, with the hub moved away: the configured hub (KERNELKIT_HUB, which keys the
+    cache) stays the same, but any attempt to reach it would fail or recreate its directory."""
+    gone = tmp / "hub"
+    gone.rename(tmp / "hub-moved-away")
     monkeypatch.setenv("KERNELKIT_HUB", str(gone))
     monkeypatch.setenv(var, "1")
     return gone
@@ -112,8 +115,9 @@ def test_one_list_refs_records_every_ref(released: dict[str, Any]) -> None:
     hub, repo = released["hub"], released["repo"]
     api.get_kernel(repo, version=1)
     refs = hub.list_refs(repo)
-    recorded = RepoCache.of(released["cache"], repo).refs()
-    assert recorded == {**refs.branches, **refs.tags}
+    rc = RepoCache.of(released["cache"], repo, hub.hub_identity)
+    assert (rc.refs("heads"), rc.refs("tags")) == (refs.branches, refs.tags)
+    recorded = {**rc.refs("heads"), **rc.refs("tags")}
     assert {"main", "v1", "v2", "v1.1.0-main", *RELEASES} <= set(recorded)
 
 

@@ -70,6 +70,37 @@ def test_download_then_load_without_any_hub(project: tuple[Path, LocalGitHub, st
     assert str(dest) in mod.__file__
 
 
+def test_load_kernel_takes_the_lock_matching_copy_from_any_hub(
+        project: tuple[Path, LocalGitHub, str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache is keyed by hub; the same locked commit downloaded from two hubs (a copy of the
+    hub: same commit ids) lies in two folders. One is tampered (and re-sealed): load_kernel,
+    configured for a third hub, skips it and loads the copy that matches the lock hash."""
+    import shutil
+
+    import torch
+
+    proj, hub, repo = project
+    copy = LocalGitHub(tmp_path / "hub-copy")
+    shutil.copytree(hub.root, copy.root)
+    dest = tmp_path / "dl"
+    [good] = download_locked(proj, hub, dest)
+    [bad] = download_locked(proj, copy, dest)
+    assert good.path != bad.path and good.sha == bad.sha
+    (bad.path / "__init__.py").write_text((bad.path / "__init__.py").read_text()
+                                          .replace("x * 4.0", "x * 5.0"))
+    seal_variant(bad.path, Metadata.read(bad.path / "metadata.json"))
+    for receipt in bad.path.parent.glob(f".{bad.variant}.receipt"):
+        receipt.unlink()
+    monkeypatch.setenv("KERNELKIT_HUB", str(tmp_path / "third-hub"))
+    mod = load_kernel(repo, lockfile=proj, cache_dir=dest)
+    assert mod.scale(torch.ones(1)).item() == 4.0
+    assert Path(mod.__file__).parent == good.path
+    monkeypatch.setenv("KERNELKIT_HUB", str(copy.root))  # the tampered copy's own hub
+    with pytest.raises(LockMismatchError):
+        load_kernel(repo, lockfile=proj, cache_dir=dest)
+
+
 def test_load_kernel_in_a_fresh_process_with_hub_unreachable(
         project: tuple[Path, LocalGitHub, str], tmp_path: Path) -> None:
     proj, hub, repo = project
@@ -106,7 +137,7 @@ def test_get_locked_kernel_fetches_the_locked_commit(project: tuple[Path, LocalG
     cache = tmp_path / "cache"
     mod = get_locked_kernel(repo, lockfile=proj / "kernels.lock", hub=hub, cache_dir=cache)
     assert mod.scale(torch.ones(1)).item() == 4.0
-    assert RepoCache.of(cache, repo).commit_dir(locked).is_dir()
+    assert RepoCache.of(cache, repo, hub.hub_identity).commit_dir(locked).is_dir()
 
 
 def test_flipped_byte_in_downloaded_file_fails(project: tuple[Path, LocalGitHub, str],

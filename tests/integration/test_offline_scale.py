@@ -97,7 +97,7 @@ def test_eight_processes_one_download(hub: LocalGitHub, tmp_path: Path) -> None:
     lines = run_workers(hub, tmp_path, 8)
     fetches = [line for line in lines if line.endswith(" fetch")]
     assert len(fetches) == 1, lines
-    variant_dirs = list(RepoCache.of(tmp_path / "cache", "acme/scale").root.glob(
+    variant_dirs = list(RepoCache.of(tmp_path / "cache", "acme/scale", hub.hub_identity).root.glob(
         "*/build/*/metadata.json"))
     assert len(variant_dirs) == 1
 
@@ -108,13 +108,13 @@ def test_offline_selection_from_cached_refs(tmp_path: Path) -> None:
 
     cache = tmp_path / "cache"
     a, b = "a" * 40, "b" * 40
-    record_refs(cache, REPO, Refs(branches={"v1": a, "main": b},
-                                  tags={"v1.0.0": a, "v1.1.0": b}))
-    (RepoCache.of(cache, REPO).commit_dir(a) / "build").mkdir(parents=True)  # only a is cached
-    assert select_offline(cache, REPO, version=">=1,<2").commit == a  # v1.1.0 is not cached
-    assert select_offline(cache, REPO, version=1).commit == a
-    assert select_offline(cache, REPO, revision="v1.0.0").commit == a
+    rc = RepoCache.of(cache, REPO, "local:/hub")
+    record_refs(rc, Refs(branches={"v1": a, "main": b}, tags={"v1.0.0": a, "v1.1.0": b}))
+    (rc.commit_dir(a) / "build").mkdir(parents=True)  # only a is cached
+    assert select_offline(rc, version=">=1,<2").commit == a  # v1.1.0 is not cached
+    assert select_offline(rc, version=1).commit == a
+    assert select_offline(rc, revision="v1.0.0").commit == a
     with pytest.raises(OfflineError, match="revision 'main' of acme/scale is not in the local "
                        "cache") as info:
-        select_offline(cache, REPO, revision="main")
+        select_offline(rc, revision="main")
     assert "get_kernel('acme/scale', revision='main')" in str(info.value)

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from kernelkit.hub.local import LocalGitHub
+from kernelkit.loader.cache import RepoCache
 from tests.helpers import make_variant
 from tests.hubserver import READ_TOKEN, WRITE_TOKEN, HubServer, run_server
 
@@ -89,7 +90,8 @@ def test_a_kernelkit_upload_then_get_kernel(server: HubServer, tmp_path: Path) -
     env = client_env(server, tmp_path, token=None) | {"KERNELKIT_TRUSTED_PUBLISHERS": "acme"}
     out = run([sys.executable, "-c", LOAD_KERNELKIT], env)
     assert out.stdout.strip() == "[2.0, 2.0]"
-    cached = tmp_path / "kk-cache" / "acme--demo" / str(result["commit"]) / "build"
+    rc = RepoCache.of(tmp_path / "kk-cache", REPO, "hf:" + server.url.rstrip("/"))  # HF_ENDPOINT
+    cached = rc.commit_dir(str(result["commit"])) / "build"
     assert sorted(p.name for p in cached.iterdir() if not p.name.startswith(".")) == [CPU]
     # same build again: nothing to upload
     assert publish(server, tmp_path)["status"] == "no_changes"

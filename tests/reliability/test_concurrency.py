@@ -50,7 +50,7 @@ def test_cold_loads_of_one_kernel_download_once(tmp_path: Path) -> None:
     outs = {out.strip() for _, out, _ in results}
     assert len(outs) == 1 and json.loads(outs.pop())[0] == 3.0  # one file, the right kernel
     assert marker.read_text() == "x"  # exactly one download among all processes
-    rc = RepoCache.of(cache, repo)
+    rc = RepoCache.of(cache, repo, hub.hub_identity)
     verify_variant(rc.variant_dir(commit, VARIANT), "cache")  # the cache verifies
     assert staging_leftovers(cache) == []
 

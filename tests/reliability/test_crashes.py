@@ -76,15 +76,15 @@ from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.install import LazyHub, ensure_variant
 hub = LocalGitHub(Path({hub!r}))
-ensure_variant(LazyHub(hub, lambda: hub), RepoCache.of(Path({cache!r}), {repo!r}), {commit!r},
-               {variant!r}, offline=False)
+rc = RepoCache.of(Path({cache!r}), {repo!r}, hub.hub_identity)
+ensure_variant(LazyHub(hub, lambda: hub), rc, {commit!r}, {variant!r}, offline=False)
 """
 
 
 def test_kill_during_download(tmp_path: Path) -> None:
     hub, repo, cache = LocalGitHub(tmp_path / "hub"), "acme/dl", tmp_path / "cache"
     commit = publish_tree(hub, repo, "v1", variant_tree(tmp_path / "k", big=PAYLOAD).parent.parent)
-    rc = RepoCache.of(cache, repo)
+    rc = RepoCache.of(cache, repo, hub.hub_identity)
     final = rc.variant_dir(commit, VARIANT)
     code = DOWNLOAD.format(hub=str(hub.root), cache=str(cache), repo=repo, commit=commit,
                            variant=VARIANT)

@@ -184,9 +184,9 @@ def test_repo_ids(repo_id: str) -> None:
     assert ok == hub_ok, repo_id  # the loader and the hub agree on what a repo id is
     if not ok:
         with pytest.raises(HubError):
-            RepoCache.of(Path("/nonexistent-cache"), repo_id)
+            RepoCache.of(Path("/nonexistent-cache"), repo_id, "local:/h")
         return
-    folder = RepoCache.of(Path("/c"), repo_id).root.name
+    folder = RepoCache.of(Path("/c"), repo_id, "local:/h").root.name
     assert "/" not in folder and len(folder.encode()) < 255 and not folder.startswith(".")
 
 

@@ -207,8 +207,9 @@ def test_hostile_ref_names_are_not_recorded(world: dict[str, Any]) -> None:
     refs = Refs(branches=dict.fromkeys(names, commit), tags={})
     hostile = HostileHub(world["hub"], list_refs=lambda inner, repo: refs)
     load(world, "evil/refs", hub=hostile)
-    recorded = [p.name for p in world["cache"].rglob("refs/*")]
-    assert recorded == ["v1"], recorded
+    recorded = [p.relative_to(p.parent.parent).as_posix()
+                for p in world["cache"].rglob("refs/*/*")]
+    assert recorded == ["heads/v1"], recorded
     for m in [m for m in sys.modules if m.startswith("_kernelkit_")]:
         sys.modules.pop(m)
 

@@ -7,12 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kernelkit.errors import HubError
+from kernelkit.hub.hubid import classify, identity_of
 from kernelkit.hub.port import FileEntry, Hub, Refs
-from kernelkit.util.paths import default_cache_dir, default_hub_dir
+from kernelkit.util.paths import default_cache_dir
 
-__all__ = ["FileEntry", "Hub", "Refs", "open_hub"]
-
-_REMOTE_SCHEMES = ("file://", "ssh://", "https://", "http://", "git://")
+__all__ = ["FileEntry", "Hub", "Refs", "identity_of", "open_hub"]
 
 
 def open_hub(spec: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Hub:
@@ -28,25 +27,16 @@ def open_hub(spec: str | Path | None = None, *, env: Mapping[str, str] | None = 
       (``HF_TOKEN``/``HF_ENDPOINT`` from ``env``).
     """
     env = os.environ if env is None else env
-    if spec is None or spec == "":
-        spec = env.get("KERNELKIT_HUB") or default_hub_dir(env)
-    if isinstance(spec, Path):
-        return _local(spec)
-    text = str(spec)
-    if text == "hf" or text.startswith("hf://"):
+    kind, value = classify(spec, env)
+    if kind == "hf":
         from kernelkit.hub.hf import HuggingFaceHub
 
-        rest = text[len("hf://"):] if text.startswith("hf://") else ""
-        endpoint = f"https://{rest.strip('/')}" if rest.strip("/") else env.get("HF_ENDPOINT")
-        return HuggingFaceHub(token=env.get("HF_TOKEN") or None, endpoint=endpoint)
-    if text.startswith("git+") or (text.startswith(_REMOTE_SCHEMES) and text.endswith(".git")):
+        return HuggingFaceHub(token=env.get("HF_TOKEN") or None, endpoint=value or None)
+    if kind == "git":
         from kernelkit.hub.git_remote import GitRemoteHub
 
-        return GitRemoteHub(text, default_cache_dir(env))
-    if "://" in text:
-        raise HubError(f"unsupported hub {text!r}",
-                       hint="use a directory, git+<url> (e.g. git+ssh://host/kernels) or hf")
-    return _local(Path(text).expanduser())
+        return GitRemoteHub(value, default_cache_dir(env))
+    return _local(Path(value))
 
 
 def _local(path: Path) -> Hub:

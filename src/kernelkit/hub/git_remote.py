@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlparse
 
 from kernelkit.errors import HubError, PublishRaceError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo
+from kernelkit.hub.hubid import git_identity
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.names import (
     check_publish,
@@ -50,6 +51,11 @@ class GitRemoteHub:
 
     def __repr__(self) -> str:
         return f"GitRemoteHub({self.url!r})"
+
+    @property
+    def hub_identity(self) -> str:
+        """``git:<url>`` (see ``kernelkit.hub.hubid``); the mirrors do not change it."""
+        return git_identity(self.url)
 
     @property
     def git_calls(self) -> int:

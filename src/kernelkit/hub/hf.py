@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.errors import HubError, OfflineError, RevisionNotFoundError
+from kernelkit.hub.hubid import hf_identity
 from kernelkit.hub.names import (
     check_publish,
     check_ref_name,
@@ -57,6 +59,12 @@ class HuggingFaceHub:
 
     def __repr__(self) -> str:
         return f"HuggingFaceHub({self.endpoint or 'https://huggingface.co'!r})"
+
+    @property
+    def hub_identity(self) -> str:
+        """``hf:<endpoint>`` (see ``kernelkit.hub.hubid``); with no endpoint given, the one the
+        client uses: ``HF_ENDPOINT`` of the process, else ``https://huggingface.co``."""
+        return hf_identity(self.endpoint or os.environ.get("HF_ENDPOINT"))
 
     @property
     def api(self) -> Any:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kernelkit.errors import HubError, PublishRaceError, RevisionNotFoundError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, ZERO_ID, GitRepo, TreeEntry
+from kernelkit.hub.hubid import local_identity
 from kernelkit.hub.names import (
     check_publish,
     check_ref_name,
@@ -44,6 +45,11 @@ class LocalGitHub:
 
     def __repr__(self) -> str:
         return f"LocalGitHub({str(self.root)!r})"
+
+    @property
+    def hub_identity(self) -> str:
+        """``local:<resolved root>`` (see ``kernelkit.hub.hubid``)."""
+        return local_identity(self.root)
 
     @property
     def git_calls(self) -> int:

@@ -62,6 +62,14 @@ class FileEntry:
 class Hub(Protocol):
     """What the loader and the publisher need from a hub. All paths are POSIX, repo-relative."""
 
+    @property
+    def hub_identity(self) -> str:
+        """A stable string naming this hub (``kernelkit.hub.hubid``): ``local:<resolved root>``,
+        ``git:<url>`` or ``hf:<endpoint>``. Computed without any network call; the loader keys
+        its cache by it, so two hubs never share cached refs or commits. Two hub objects with
+        the same identity must serve the same repositories."""
+        ...
+
     def list_refs(self, repo_id: str) -> Refs:
         """Branches and tags; raise ``HubError`` if the repository does not exist."""
         ...

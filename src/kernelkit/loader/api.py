@@ -131,7 +131,7 @@ def _rank(repo_id: str, revision: str | None, version: int | str | None, backend
     """Resolve the revision and rank the commit's variants for this machine (no download)."""
     settings = read_settings(cache_dir=cache_dir)
     lazy = LazyHub(hub, settings.open_hub)
-    rc = RepoCache.of(settings.cache_dir, repo_id)
+    rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
     system = detect_system(backend)
     commit = resolve_commit(lazy, rc, revision, version, offline=settings.offline)
     decisions = rank_variants(variant_names(lazy, rc, commit, offline=settings.offline), system)
@@ -156,7 +156,24 @@ def _install(repo_id: str, revision: str | None, version: int | str | None, back
              hub: Hub | None, settings: Settings, *, offline: bool) -> tuple[Path, str]:
     system = detect_system(backend)  # validates `backend` before any hub call
     lazy = LazyHub(hub, settings.open_hub)
-    rc = RepoCache.of(settings.cache_dir, repo_id)
+    rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
+    return _install_in(lazy, rc, revision, version, system, settings, offline=offline)
+
+
+def install_from_folder(root: Path, repo_id: str, commit: str, *, backend: str | None = None,
+                        cache_dir: Path | None = None) -> Path:
+    """Offline install of ``commit`` from one given cache folder (``root``), whatever hub it
+    was recorded for: only for a caller that verifies the result against a hash it already
+    holds (``kernelkit.lock``'s ``load_kernel`` and the lock hash)."""
+    settings = read_settings(cache_dir=cache_dir)
+    rc = RepoCache(root, repo_id, f"(the cache folder {root.name})")
+    lazy = LazyHub(None, settings.open_hub)
+    return _install_in(lazy, rc, commit, None, detect_system(backend), settings, offline=True)[0]
+
+
+def _install_in(lazy: LazyHub, rc: RepoCache, revision: str | None, version: int | str | None,
+                system: System, settings: Settings, *, offline: bool) -> tuple[Path, str]:
+    repo_id = rc.repo_id
     commit = resolve_commit(lazy, rc, revision, version, offline=offline)
     rc, commit = _follow_redirect(lazy, rc, commit, settings, offline=offline)
     decisions = rank_variants(variant_names(lazy, rc, commit, offline=offline), system)
@@ -176,7 +193,7 @@ def _follow_redirect(lazy: LazyHub, rc: RepoCache, commit: str, settings: Settin
         return rc, commit
     destination, dest_revision = redirect
     warnings.warn(f"'{rc.repo_id}' redirected to '{destination}'", UserWarning, stacklevel=4)
-    target = RepoCache.of(settings.cache_dir, destination)
+    target = RepoCache.of(settings.cache_dir, destination, rc.hub)  # the same hub
     return target, resolve_commit(lazy, target, dest_revision, None, offline=offline)
 
 

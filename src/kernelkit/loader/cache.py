@@ -2,20 +2,28 @@
 
 Layout (one directory per repository; everything under a commit is immutable)::
 
-    <cache>/<org>--<name>--<hash>/     (``identity.cache_folder_name``: the hash of the exact
-                                        repository id keeps ``a/b--c`` and ``a--b/c`` apart)
-        refs/<ref>                      the commit a branch/tag (``v1``, ``main``, ``v1.2.0``)
-                                        pointed to when last seen online (percent-quoted,
+    <cache>/<org>--<name>--<hash>/     (``identity.cache_folder_name``: the hash of the hub's
+                                        identity and the exact repository id keeps ``a/b--c``
+                                        and ``a--b/c`` apart, and the same id on two hubs)
+        refs/heads/<ref>                the commit a branch (``v1``, ``main``) pointed to when
+                                        last seen online (percent-quoted,
                                         ``identity.ref_file_name``); written by
                                         ``kernelkit.loader.offline.record_refs`` after every
                                         ``list_refs``
+        refs/tags/<ref>                 the same for tags (``v1.2.0``): a branch and a tag of one
+                                        name never share a file
+        refs/resolved/<ref>             a branch-or-tag name the hub resolved by name (the hub
+                                        does not say which); newer than any listing (a listing
+                                        removes the names it holds)
         <commit>/variants.json          the variant names under ``build/`` at that commit
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
         .locks/<commit>.<variant>.lock  per-variant download lock
 
 Offline mode resolves versions, branches and tags through ``refs/`` and never needs the hub
-(``kernelkit.loader.offline.select_offline``).
+(``kernelkit.loader.offline.select_offline``). A ref file directly under ``refs/`` (the layout
+before the namespaces) is never read: an old cache is a miss, never a wrong answer (its folder
+name, without the hub in its hash, is not looked up anyway).
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
 
 STALE_TEMP_S = 60.0  # a temp file of a tiny write this old belongs to a killed writer
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+REF_KINDS = ("heads", "tags", "resolved")  # the namespaces under refs/ (module docstring)
 
 
 def is_full_commit(revision: str) -> bool:
@@ -46,19 +55,22 @@ class RepoCache:
     """The cache directory of one repository (a plain class: it is built on every load, and
     a dataclass costs a code generation at import time on the warm path)."""
 
-    __slots__ = ("repo_id", "root")
+    __slots__ = ("hub", "repo_id", "root")
 
-    def __init__(self, root: Path, repo_id: str) -> None:
+    def __init__(self, root: Path, repo_id: str, hub: str) -> None:
         self.root = root  # <cache>/<org>--<name>--<hash>
         self.repo_id = repo_id
+        self.hub = hub  # the hub's identity (kernelkit.hub.hubid)
 
     def __repr__(self) -> str:
-        return f"RepoCache({str(self.root)!r}, {self.repo_id!r})"
+        return f"RepoCache({str(self.root)!r}, {self.repo_id!r}, {self.hub!r})"
 
     @classmethod
-    def of(cls, cache_dir: Path, repo_id: str) -> RepoCache:
-        """``HubError`` for an invalid repository id: no path is built from one."""
-        return cls(cache_dir / cache_folder_name(check_repo_id(repo_id)), repo_id)
+    def of(cls, cache_dir: Path, repo_id: str, hub: str) -> RepoCache:
+        """The folder of ``repo_id`` as served by the hub whose identity is ``hub``
+        (``Hub.hub_identity``, or ``Settings.hub_identity()`` without a hub object).
+        ``HubError`` for an invalid repository id: no path is built from one."""
+        return cls(cache_dir / cache_folder_name(check_repo_id(repo_id), hub), repo_id, hub)
 
     # --- paths ----------------------------------------------------------------------------
 
@@ -76,36 +88,43 @@ class RepoCache:
 
     # --- refs -----------------------------------------------------------------------------
 
-    def ref_path(self, ref: str) -> Path:
-        return self.root / "refs" / ref_file_name(ref)
+    def ref_path(self, kind: str, ref: str) -> Path:
+        """``refs/<kind>/<quoted ref>``; ``kind`` is one of :data:`REF_KINDS`."""
+        if kind not in REF_KINDS:
+            raise ValueError(f"unknown ref kind {kind!r}")
+        return self.root / "refs" / kind / ref_file_name(ref)
 
-    def read_ref(self, ref: str) -> str | None:
+    def read_ref(self, kind: str, ref: str) -> str | None:
         try:
-            commit = self.ref_path(ref).read_text().strip()
+            commit = self.ref_path(kind, ref).read_text().strip()
         except (OSError, UnicodeDecodeError):
             return None
         return commit if is_full_commit(commit) else None
 
-    def write_ref(self, ref: str, commit: str) -> None:
-        """Remember ``ref -> commit``; a name or commit id a hostile hub made up (a newline, a
-        300-character name, ``..``) is not recorded: it could never be asked for anyway."""
+    def write_ref(self, kind: str, ref: str, commit: str) -> None:
+        """Remember ``ref -> commit`` in namespace ``kind``; a name or commit id a hostile hub
+        made up (a newline, a 300-character name, ``..``) is not recorded: it could never be
+        asked for anyway."""
         if not is_full_commit(commit) or not is_revision(ref):
             return
-        if self.read_ref(ref) != commit:
-            remove_stale_temp_files(self.ref_path(ref), STALE_TEMP_S)
-            atomic_write_text(self.ref_path(ref), commit)
+        if self.read_ref(kind, ref) != commit:
+            remove_stale_temp_files(self.ref_path(kind, ref), STALE_TEMP_S)
+            atomic_write_text(self.ref_path(kind, ref), commit)
 
-    def refs(self) -> dict[str, str]:
-        """Every cached ref -> commit."""
+    def forget_ref(self, kind: str, ref: str) -> None:
+        self.ref_path(kind, ref).unlink(missing_ok=True)
+
+    def refs(self, kind: str) -> dict[str, str]:
+        """Every cached ref of namespace ``kind`` -> commit."""
         try:
-            names = os.listdir(self.root / "refs")
-        except FileNotFoundError:
+            names = os.listdir(self.root / "refs" / kind)
+        except (FileNotFoundError, NotADirectoryError):
             return {}
         out = {}
         for name in names:
             if name.startswith("."):  # a temporary file of an interrupted write
                 continue
-            commit = self.read_ref(ref_from_file_name(name))
+            commit = self.read_ref(kind, ref_from_file_name(name))
             if commit is not None:
                 out[ref_from_file_name(name)] = commit
         return out

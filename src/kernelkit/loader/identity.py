@@ -1,7 +1,9 @@
 """Identities the loader derives from what it controls, never from text a hub provides.
 
-* the cache folder of a repository: a readable prefix plus a hash of the *exact* repository id,
-  so no two ids share a folder (``acme/fast--gelu`` and ``acme--fast/gelu`` used to);
+* the cache folder of a repository on a hub: a readable prefix plus a hash of the hub's identity
+  (``kernelkit.hub.hubid``) and the *exact* repository id, so no two ids share a folder
+  (``acme/fast--gelu`` and ``acme--fast/gelu`` used to) and neither do two hubs serving the same
+  id (which commit ``v1`` means, and trust, are per hub);
 * the file name of a cached ref: percent-quoted, with a leading ``.`` quoted too, so it is
   reversible and can never be ``.``/``..``;
 * the module name a variant is imported under: from the variant's cache path, not from
@@ -69,10 +71,18 @@ def check_revision(revision: object) -> str:
     return str(revision)
 
 
-def cache_folder_name(repo_id: str) -> str:
-    """``<org>--<name>--<16 hex of sha256(repo_id)>``: readable, and injective in practice."""
+def cache_folder_name(repo_id: str, hub: str) -> str:
+    """``<org>--<name>--<16 hex of sha256(hub + "\\0" + repo_id)>``: readable, and injective in
+    practice over (hub identity, repository id); neither part can hold a NUL."""
     readable = repo_id.replace("/", "--")[:_PREFIX_CHARS]
-    return f"{readable}--{hashlib.sha256(repo_id.encode('utf-8')).hexdigest()[:16]}"
+    key = f"{hub}\0{repo_id}".encode("utf-8", "surrogateescape")
+    return f"{readable}--{hashlib.sha256(key).hexdigest()[:16]}"
+
+
+def cache_folder_prefix(repo_id: str) -> str:
+    """The readable part of :func:`cache_folder_name` plus its separator (shared by every hub's
+    folder of ``repo_id``, and possibly by other ids: never trust a match on it alone)."""
+    return repo_id.replace("/", "--")[:_PREFIX_CHARS] + "--"
 
 
 def ref_file_name(ref: str) -> str:

@@ -1,54 +1,53 @@
 """Version and revision lookups from the cache alone (offline mode).
 
 The cache records the commit every branch/tag pointed to when it was last seen online
-(``<cache>/<org>--<name>/refs/<ref>``, see ``kernelkit.loader.cache``; written by
-:func:`record_refs` after each ``list_refs``, and by the loader for a branch or tag it resolved
-by name). Offline, those refs
-stand in for the hub's: ``v<N>`` names are major-version branches, ``v<x.y.z>`` names release
-tags, anything else a plain branch. Only refs whose commit has something in the cache are
+(``<cache>/<org>--<name>--<hash of hub and id>/refs/<ref>``, one folder per hub, see
+``kernelkit.loader.cache``; written by :func:`record_refs` after each ``list_refs``, and by the
+loader for a branch or tag it resolved by name). Offline, the configured hub's refs
+stand in for the hub's, each kind in its own namespace (``refs/heads``, ``refs/tags``), as the
+hub listed them. Only refs whose commit has something in the cache are
 considered, so an offline load never picks a version it would then fail to find.
 """
 
 from __future__ import annotations
-
-import re
-from pathlib import Path
 
 from kernelkit.errors import OfflineError, RevisionNotFoundError
 from kernelkit.hub.port import Refs
 from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.versions import Selected, VersionRequest, check_request, select_ref
 
-_TAG_RE = re.compile(r"^v\d+\.\d+\.\d+")
 
-
-def _repo_cache(cache_dir: Path, repo_id: str) -> RepoCache:
-    return RepoCache.of(cache_dir, repo_id)
-
-
-def cached_refs(cache_dir: Path, repo_id: str, *, only_cached_commits: bool = True) -> Refs:
-    """The refs recorded in the cache, split into branches and (release) tags."""
-    cache = _repo_cache(cache_dir, repo_id)
+def cached_refs(cache: RepoCache, *, only_cached_commits: bool = True) -> Refs:
+    """The branches and tags recorded from listings (``refs/heads``, ``refs/tags``)."""
     have = set(cache.commits())
-    branches: dict[str, str] = {}
-    tags: dict[str, str] = {}
-    for ref, commit in cache.refs().items():
-        if only_cached_commits and commit not in have:
-            continue
-        (tags if _TAG_RE.match(ref) else branches)[ref] = commit
-    return Refs(branches=branches, tags=tags)
+
+    def kept(refs: dict[str, str]) -> dict[str, str]:
+        return {r: c for r, c in refs.items() if not only_cached_commits or c in have}
+
+    return Refs(branches=kept(cache.refs("heads")), tags=kept(cache.refs("tags")))
 
 
-def record_refs(cache_dir: Path, repo_id: str, refs: Refs) -> None:
+def record_refs(cache: RepoCache, refs: Refs) -> None:
     """Remember every branch and tag of an online listing, for later offline lookups.
 
     The one writer of hub listings into the cache's ``refs/`` (called after every online
     ``list_refs`` of the loader and of ``kernelkit download``); the file format is
-    :meth:`RepoCache.write_ref`'s. A tag and a branch of the same name share one file (the tag
-    wins): offline, names are told apart by their form, as described above."""
-    cache = _repo_cache(cache_dir, repo_id)
-    for ref, commit in {**refs.branches, **refs.tags}.items():
-        cache.write_ref(ref, commit)
+    :meth:`RepoCache.write_ref`'s. Branches go to ``refs/heads``, tags to ``refs/tags``: a tag
+    and a branch of the same name never share a file. A name resolved earlier by name
+    (``refs/resolved``) that the listing holds is forgotten: the listing is newer. ``cache`` is
+    the folder of the hub the listing came from: another hub's refs are never touched."""
+    for kind, names in (("heads", refs.branches), ("tags", refs.tags)):
+        for ref, commit in names.items():
+            cache.write_ref(kind, ref, commit)
+    for ref in cache.refs("resolved"):
+        if ref in refs.branches or ref in refs.tags:
+            cache.forget_ref("resolved", ref)
+
+
+def record_resolved(cache: RepoCache, revision: str, commit: str) -> None:
+    """Remember what the hub resolved the branch-or-tag name ``revision`` to (the hub says not
+    which it is; ``select_offline`` prefers this answer for that name: it is the newest)."""
+    cache.write_ref("resolved", revision, commit)
 
 
 def fetch_command(repo_id: str, revision: str | None, version: VersionRequest | None) -> str:
@@ -64,20 +63,26 @@ def fetch_hint(repo_id: str, revision: str | None, version: VersionRequest | Non
             "KERNELKIT_CACHE=DIR)")
 
 
-def select_offline(cache_dir: Path, repo_id: str, *, revision: str | None = None,
+def select_offline(cache: RepoCache, *, revision: str | None = None,
                    version: VersionRequest | None = None) -> Selected:
-    """``select_ref`` over the cached refs; ``OfflineError`` that names what is missing."""
+    """``select_ref`` over the refs cached for the repository on one hub (``cache``: the folder
+    of the configured hub); ``OfflineError`` that names what is missing."""
     check_request(revision, version)
-    cache = _repo_cache(cache_dir, repo_id)
-    refs = cached_refs(cache_dir, repo_id)
+    repo_id = cache.repo_id
+    refs = cached_refs(cache)
     asked = f"version {version!r}" if version is not None else f"revision {revision!r}"
+    if revision is not None:
+        resolved = cache.read_ref("resolved", revision)
+        if resolved is not None and resolved in cache.commits():
+            return Selected(revision, resolved)
     try:
         return select_ref(refs, repo_id, revision=revision, version=version,
-                      known_commits=tuple(cache.commits()))
+                          known_commits=tuple(cache.commits()))
     except RevisionNotFoundError as exc:  # also VersionNotFoundError; a bad request propagates
         known = ", ".join(sorted({**refs.branches, **refs.tags})) or "none"
         raise OfflineError(
-            f"{asked} of {repo_id} is not in the local cache ({cache.root}) and offline mode is "
-            f"on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); cached refs: {known} ({exc.message})",
+            f"{asked} of {repo_id} is not in the local cache of hub {cache.hub} ({cache.root}) "
+            "and offline mode is on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); "
+            f"cached refs: {known} ({exc.message})",
             hint=fetch_hint(repo_id, revision, version),
         ) from None

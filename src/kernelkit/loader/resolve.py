@@ -45,14 +45,16 @@ def resolve_commit(hub: LazyHub, rc: RepoCache, revision: str | None,
     if offline:
         from kernelkit.loader.offline import select_offline
 
-        selected = select_offline(rc.root.parent, rc.repo_id, revision=revision, version=version)
+        selected = select_offline(rc, revision=revision, version=version)
     elif version is not None:
         selected = _select_online(hub, rc, version)
     else:
         assert revision is not None
         commit = _checked_commit(rc, revision, hub.get().resolve(rc.repo_id, revision))
         if not commit.startswith(revision.lower()):  # a branch or tag: remember it offline
-            rc.write_ref(revision, commit)
+            from kernelkit.loader.offline import record_resolved
+
+            record_resolved(rc, revision, commit)
         return commit
     _warn_if_older(rc.repo_id, version, selected)
     return _checked_commit(rc, revision or f"version {version!r}", selected.commit)
@@ -72,7 +74,7 @@ def _select_online(hub: LazyHub, rc: RepoCache, version: int | str) -> Selected:
     from kernelkit.loader.versions import select_ref
 
     refs = hub.get().list_refs(rc.repo_id)
-    record_refs(rc.root.parent, rc.repo_id, refs)
+    record_refs(rc, refs)
     return select_ref(refs, rc.repo_id, version=version)
 
 

@@ -41,6 +41,15 @@ class Settings(NamedTuple):
         hub: Hub = open_hub(self.hub_spec, env=self.env)
         return hub
 
+    def hub_identity(self, hub: Hub | None = None) -> str:
+        """The identity of ``hub``, else of the configured hub, computed from the settings
+        alone (no hub constructed, no network): the key of the cache folders it uses."""
+        if hub is not None:
+            return hub.hub_identity
+        from kernelkit.hub.hubid import identity_of
+
+        return identity_of(self.hub_spec, self.env)
+
 
 def read_settings(env: Mapping[str, str] | None = None, *,
                   cache_dir: Path | None = None) -> Settings:

@@ -4,7 +4,9 @@ Both load exactly the commit pinned in ``kernels.lock`` and verify the variant's
 the lock's hash before importing (``LockMismatchError``, both a ``LockError`` and an
 ``IntegrityError``). ``get_locked_kernel`` downloads what is missing (unless offline mode is on);
 ``load_kernel`` never constructs a hub: it works from the cache, or from a directory written by
-``kernelkit download --dest DIR`` (pass ``cache_dir=DIR``).
+``kernelkit download --dest DIR`` (pass ``cache_dir=DIR``). The cache is keyed by hub; a locked
+load looks in the configured hub's folder first, then in any hub's folder holding the locked
+commit (the lock hash pins the content, so the hub it came from does not matter).
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | Non
         variant_dir = install_kernel(repo_id, revision=lock.sha, local_files_only=True,
                                      backend=backend, cache_dir=cache_dir)
     except (OfflineError, VariantNotFoundError) as exc:
+        found = _from_any_hub(lock, backend, cache_dir)
+        if found is not None:
+            return import_variant(found)
         raise OfflineError(
             f"Locked kernel `{repo_id}` ({lock.sha}) was not downloaded or does not have an "
             f"applicable variant. Make sure it's downloaded locally via "
@@ -79,6 +84,40 @@ def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | Non
         ) from exc
     verify_locked_variant(variant_dir, lock)
     return import_variant(variant_dir)
+
+
+def _from_any_hub(lock: KernelLock, backend: str | None, cache_dir: Path | None) -> Path | None:
+    """The locked commit's variant from the cache folder of any hub (the cache is keyed by hub,
+    and ``kernelkit download --hub X`` wrote X's folder): the lock hash, verified here, pins the
+    content, so which hub served it does not matter. ``None`` if no folder has the variant;
+    ``LockMismatchError`` if folders have it but none matches the lock."""
+    from kernelkit.loader.api import install_from_folder
+    from kernelkit.loader.identity import cache_folder_prefix
+    from kernelkit.loader.settings import read_settings
+
+    root = read_settings(cache_dir=cache_dir).cache_dir
+    prefix = cache_folder_prefix(lock.repo_id)
+    try:
+        folders = sorted(p for p in root.iterdir() if p.name.startswith(prefix))
+    except OSError:
+        return None
+    mismatch: LockMismatchError | None = None
+    for folder in folders:
+        if not (folder / lock.sha).is_dir():
+            continue
+        try:
+            found = install_from_folder(folder, lock.repo_id, lock.sha, backend=backend,
+                                        cache_dir=cache_dir)
+            verify_locked_variant(found, lock)
+        except (OfflineError, VariantNotFoundError):
+            continue
+        except LockMismatchError as exc:
+            mismatch = mismatch or exc
+            continue
+        return found
+    if mismatch is not None:
+        raise mismatch
+    return None
 
 
 def _verify_online(variant_dir: Path, lock: KernelLock, hub: Hub | None) -> None:

@@ -7,6 +7,11 @@ lookups by version, branch or tag, with ``v<N>`` of a ``= N`` dependency set to 
 one ``list_dirs`` (recorded variant list), one ``list_files`` of ``build/`` (which files are
 LFS files), and one ``fetch`` per variant.
 Each downloaded variant is verified against its digest and against the lock hash.
+
+Like every cache write, a download goes into the folders of the hub it came from (``--hub``, else
+the configured one; ``kernelkit.hub.hubid``), so ``get_kernel`` finds it (refs included) with that
+hub configured. ``load_kernel`` needs no hub: the lock hash pins the content, so it also accepts
+the locked commit from any other hub's folder of the repository (see ``kernelkit.lock.api``).
 """
 
 from __future__ import annotations
@@ -43,9 +48,10 @@ def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
     from kernelkit.loader.cache import RepoCache
     from kernelkit.loader.offline import record_refs
 
-    record_refs(cache_dir, lock.repo_id, hub.list_refs(lock.repo_id))
+    rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
+    record_refs(rc, hub.list_refs(lock.repo_id))
     if isinstance(version, int) or (isinstance(version, str) and version.isdigit()):
-        RepoCache.of(cache_dir, lock.repo_id).write_ref(f"v{int(version)}", lock.sha)
+        rc.write_ref("heads", f"v{int(version)}", lock.sha)
 
 
 def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: bool,
@@ -55,7 +61,7 @@ def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: 
     from kernelkit.loader.install import LazyHub, ensure_variant
     from kernelkit.loader.resolve import variant_names
 
-    rc = RepoCache.of(cache_dir, lock.repo_id)
+    rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
     lazy = LazyHub(hub, lambda: hub)
     names = variant_names(lazy, rc, lock.sha, offline=False)
     if all_variants:

@@ -1,0 +1,70 @@
+"""Stable hub identities: which hub a cached ref or commit came from.
+
+The loader keys its cache by (hub identity, repository id): which commit ``v1`` means, and
+whether a hub's content is trusted, are per hub. The identity is a plain string computed from
+the hub's settings alone, never from a network call, so offline mode (``KERNELKIT_HUB``,
+``KERNELKIT_HUB_DIR``, ``HF_ENDPOINT``) derives the same one the online load recorded:
+
+* a directory hub: ``local:<resolved absolute path>``;
+* a git remote: ``git:<url>`` without a ``git+`` prefix or trailing ``/``;
+* the Hugging Face Hub (or ``kernelkit serve``): ``hf:<endpoint>``, the endpoint being
+  ``HF_ENDPOINT`` or ``https://huggingface.co``, without a trailing ``/``.
+
+:func:`classify` is the one parser of hub specs (``open_hub`` uses it too), so a spec and the
+hub it opens always agree on the identity. Light imports: the loader's warm path uses this.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from kernelkit.errors import HubError
+from kernelkit.util.paths import default_hub_dir
+
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+REMOTE_SCHEMES = ("file://", "ssh://", "https://", "http://", "git://")
+
+HubKind = Literal["local", "git", "hf"]
+
+
+def classify(spec: str | Path | None, env: Mapping[str, str]) -> tuple[HubKind, str]:
+    """``(kind, value)`` of a hub spec (see ``kernelkit.hub.open_hub``): a directory path, a git
+    URL, or the Hugging Face endpoint (``""`` when none is set: the client's default)."""
+    if spec is None or spec == "":
+        spec = env.get("KERNELKIT_HUB") or default_hub_dir(env)
+    if isinstance(spec, Path):
+        return "local", str(spec)
+    text = str(spec)
+    if text == "hf" or text.startswith("hf://"):
+        rest = text[len("hf://"):].strip("/") if text.startswith("hf://") else ""
+        return "hf", f"https://{rest}" if rest else env.get("HF_ENDPOINT", "")
+    if text.startswith("git+") or (text.startswith(REMOTE_SCHEMES) and text.endswith(".git")):
+        return "git", text
+    if "://" in text:
+        raise HubError(f"unsupported hub {text!r}",
+                       hint="use a directory, git+<url> (e.g. git+ssh://host/kernels) or hf")
+    return "local", str(Path(text).expanduser())
+
+
+def local_identity(root: Path | str) -> str:
+    return "local:" + str(Path(os.path.abspath(Path(root).expanduser())).resolve())
+
+
+def git_identity(url: str) -> str:
+    url = url[len("git+"):] if url.startswith("git+") else url
+    return "git:" + url.rstrip("/")
+
+
+def hf_identity(endpoint: str | None) -> str:
+    return "hf:" + (endpoint or DEFAULT_HF_ENDPOINT).rstrip("/")
+
+
+def identity_of(spec: str | Path | None, env: Mapping[str, str]) -> str:
+    """The identity of the hub ``open_hub(spec, env=env)`` would open, without opening it."""
+    kind, value = classify(spec, env)
+    if kind == "local":
+        return local_identity(value)
+    return git_identity(value) if kind == "git" else hf_identity(value or None)
