@@ -57,16 +57,8 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
     final = rc.variant_dir(commit, variant)
     if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
         return final  # the warm path: one read and one stat per file, no hashing
-    if final.is_dir() and _reverified(rc, commit, variant, offline=offline):
-        return final
-    if offline:
-        from kernelkit.loader.offline import fetch_hint
-
-        raise OfflineError(
-            f"{where(rc, commit, variant)} is not in the cache ({rc.root}) and offline mode is on "
-            "(KERNELKIT_OFFLINE/HF_HUB_OFFLINE)",
-            hint=fetch_hint(rc.repo_id, commit, None),
-        )
+    # Everything that writes the variant or its receipt holds the variant's lock: a receipt
+    # rewritten after re-hashing included (the cleanup below removes unlocked writers' temps).
     with file_lock(rc.lock_path(commit, variant)):
         # the lock is ours: staging left by an interrupted (killed) download is garbage now
         recover_dir(final)
@@ -75,6 +67,16 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
         # another process may have installed it while this one waited for the lock
         if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
             return final
+        if final.is_dir() and _reverified(rc, commit, variant, offline=offline):
+            return final
+        if offline:
+            from kernelkit.loader.offline import fetch_hint
+
+            raise OfflineError(
+                f"{where(rc, commit, variant)} is not in the cache ({rc.root}) and offline mode "
+                "is on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE)",
+                hint=fetch_hint(rc.repo_id, commit, None),
+            )
         download_variant(hub.get(), rc, commit, variant)
     return final
 
