@@ -93,17 +93,17 @@ class GitRepo:
 
     def refs(self) -> tuple[dict[str, str], dict[str, str]]:
         """``(branches, tags)``, each name -> commit id (annotated tags peeled)."""
+        return split_refs(self.ref_table("refs/heads", "refs/tags"))
+
+    def ref_table(self, *prefixes: str) -> dict[str, str]:
+        """Full ref name -> commit id for every ref under ``prefixes`` (tags peeled)."""
         out = self.git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
-                       "refs/heads", "refs/tags").stdout.decode()
-        branches: dict[str, str] = {}
-        tags: dict[str, str] = {}
+                       *prefixes).stdout.decode()
+        table: dict[str, str] = {}
         for line in out.splitlines():
             ref, oid, peeled = line.split("\0")
-            if ref.startswith("refs/heads/"):
-                branches[ref[len("refs/heads/"):]] = oid
-            elif ref.startswith("refs/tags/"):
-                tags[ref[len("refs/tags/"):]] = peeled or oid
-        return branches, tags
+            table[ref] = peeled or oid
+        return table
 
     def lookup(self, names: Sequence[str]) -> list[tuple[str, str] | None]:
         """Resolve each revision expression to ``(oid, type)``; ``None`` if missing/ambiguous.
@@ -211,3 +211,10 @@ def _copy_one(stream: IO[bytes], path: str, commit: str, target: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def split_refs(table: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(branches, tags)`` by short name from a :meth:`GitRepo.ref_table`."""
+    branches = {r[len("refs/heads/"):]: c for r, c in table.items() if r.startswith("refs/heads/")}
+    tags = {r[len("refs/tags/"):]: c for r, c in table.items() if r.startswith("refs/tags/")}
+    return branches, tags

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit.errors import RefConflict, RevisionNotFoundError
-from kernelkit.hub.gitrepo import GitRepo
+from kernelkit.hub.gitrepo import GitRepo, split_refs
 from kernelkit.hub.local import FILE_MODE, LocalGitHub
 from kernelkit.hub.names import (
     check_ref_name,
@@ -103,20 +103,9 @@ class Store:
     # --- refs ------------------------------------------------------------------------------
 
     def refs(self, repo_id: str) -> RefsInfo:
-        out = self.repo(repo_id).git(
-            "for-each-ref", "--format=%(refname)%00%(objectname)%00%(*objectname)",
-            "refs/heads", "refs/tags", "refs/pr").stdout.decode()
-        branches: dict[str, str] = {}
-        tags: dict[str, str] = {}
-        pulls: dict[str, str] = {}
-        for line in out.splitlines():
-            ref, oid, peeled = line.split("\0")
-            if ref.startswith("refs/heads/"):
-                branches[ref[len("refs/heads/"):]] = oid
-            elif ref.startswith("refs/tags/"):
-                tags[ref[len("refs/tags/"):]] = peeled or oid
-            elif PR_REF.match(ref):
-                pulls[ref] = oid
+        table = self.repo(repo_id).ref_table("refs/heads", "refs/tags", "refs/pr")
+        branches, tags = split_refs(table)
+        pulls = {r: c for r, c in table.items() if PR_REF.match(r)}
         return RefsInfo(branches, tags, pulls)
 
     def resolve(self, repo_id: str, revision: str, *, fresh: bool = False) -> str:
