@@ -15,10 +15,16 @@ fi
 export PYTHONPATH="$ROOT/src:$W/site" PATH="$W/site/bin:$PATH" PYTHONUNBUFFERED=1
 export KERNELKIT_HUB_DIR=$W/hub KERNELKIT_CACHE=$W/cache KERNELKIT_CCACHE_DIR=$W/ccache
 export KERNELKIT_CUDA_CAPABILITIES=${KERNELKIT_CUDA_CAPABILITIES:-9.0}
+# CUTLASS 3.6 headers from the carried nvidia-cutlass wheel (no network at configure time).
+if [ -f "$W/site/cutlass_library/source/include/cutlass/version.h" ]; then
+  export KERNELKIT_CUTLASS_3_6_DIR=$W/site/cutlass_library/source
+fi
 status=0
+# Extra arguments go to run_corpus.py (e.g. --only NAME ... to re-check some projects).
 python3 "$ROOT/benchmarks/compat/run_corpus.py" --device-label h200 \
   --corpus "$ROOT/.corpus/upstream-examples" --timeout 300 --parallel 4 \
-  --out "$OUT/corpus_h200.json" >"$W/logs/corpus.log" 2>&1 || status=1
+  --out "$OUT/corpus_h200.json" "$@" >"$W/logs/corpus.log" 2>&1 || status=1
+[ -n "${SKIP_TEMPLATES:-}" ] && { tar -czf "$OUT/logs.tar.gz" -C "$W" logs; exit $status; }
 for ex in img2gray activation; do
   P=$W/$ex
   { python3 -m kernelkit init "$P" --name "kernelkit-examples/$ex" --template "$ex" &&
