@@ -162,8 +162,9 @@ def test_build_tree_stays_sealed(tmp_path: Path, variant: str) -> None:
     assert "bytecode" not in check.stdout
 
 
-def test_a_cuda_torch_runs_the_cpu_variant_too(tmp_path: Path) -> None:
-    """As the loader's backend="cpu": a CUDA torch loads CPU kernels, so their tests run here."""
+def test_a_cuda_torch_skips_the_cpu_variant_and_says_why(tmp_path: Path) -> None:
+    """On the H200 upstream's get_kernel refused cpu variants under a CUDA torch ("backend (cpu)
+    does not match selected backend (cu130)"), so their suites cannot load them there: skip."""
     import dataclasses
 
     from kernelkit.manifest import load_manifest
@@ -174,4 +175,5 @@ def test_a_cuda_torch_runs_the_cpu_variant_too(tmp_path: Path) -> None:
     cuda_here = dataclasses.replace(detect_system(), backend="cuda", backend_version=(13, 0))
     chosen = _judge(load_manifest(proj, check_sources=False), HOST, proj / "build" / HOST,
                     cuda_here, tmp_path / "no-envs")
-    assert chosen.python == Path(sys.executable) and "as a cpu machine" in chosen.reason
+    assert chosen.python is None and chosen.who == "machine"
+    assert "run it on a cpu torch" in chosen.reason

@@ -25,7 +25,7 @@ from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.util.paths import default_envs_dir
 from kernelkit.util.versions import major_minor
 from kernelkit.variants.choose import rank_variants
-from kernelkit.variants.host import System, detect_system, host_platform, select_backend
+from kernelkit.variants.host import System, detect_system, host_platform
 from kernelkit.variants.matrix import targets_for
 from kernelkit.variants.name import parse_variant
 
@@ -79,11 +79,13 @@ def _judge(manifest: Manifest, name: str, path: Path, here: System,
         return VariantTest(name, path, Path(sys.executable),
                           f"this interpreter ({here.describe()})")
     if parse_variant(name).backend == "cpu" and here.backend != "cpu":
-        # A CUDA/ROCm torch runs CPU kernels too: as the loader's backend="cpu" does.
-        as_cpu = select_backend(here, "cpu")
-        if rank_variants([name], as_cpu)[0].accepted:
-            return VariantTest(name, path, Path(sys.executable),
-                              f"this interpreter, as a cpu machine ({as_cpu.describe()})")
+        # The torch could run CPU kernels, but a suite loads its kernel through a loader
+        # (upstream's get_kernel, LOCAL_KERNELS), which picks this machine's backend and
+        # refuses a cpu variant here: its tests cannot reach it (seen on the H200).
+        return VariantTest(name, path, None, f"{decision.reason}: on a {here.backend} machine "
+                          "the loaders (kernelkit's and upstream's) choose the "
+                          f"{here.backend} variant, so this suite cannot load the cpu one; "
+                          "run it on a cpu torch", "machine")
     if parse_variant(name).is_noarch:  # any interpreter loads it; this one's backend differs
         return VariantTest(name, path, None, decision.reason, "machine")
     pinned = _pinned_python(manifest, name, envs_dir)
