@@ -146,7 +146,7 @@ def test_tvm_ffi_generated_files() -> None:
     assert "tvm_ffi_configure_target(${OPS_NAME})" in text
     assert "TVM_FFI_EXTENSION_NAME=${OPS_NAME}" in text
     assert 'set(CMAKE_SHARED_LIBRARY_PREFIX "")' in text
-    assert "global: __tvm_ffi_*" in text
+    assert 'kk_harden(${OPS_NAME} "__tvm_ffi_*")' in text  # exports only the entry points
     assert "kk_torch" not in text and "find_package(Torch" not in text
     cpu = text.index("# [kernel.relu_cpu]")
     assert text.index('if(KK_BACKEND STREQUAL "cpu")', cpu) > cpu
@@ -170,10 +170,18 @@ def test_tvm_ffi_links_the_same_compat_shims_and_hardening_as_torch() -> None:
     sources = text[target:text.index(")", target)]
     for shim in ("kernelkit_compat.c", "kernelkit_compat.cpp", "kernelkit_tvm_ffi_compat.cpp"):
         assert f'"${{KK_HELPERS_DIR}}/{shim}"' in sources, shim
-    assert text.index("kk_link_static_to_chars(${OPS_NAME})") > target
-    assert "$<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>" in text
+    # the hardening torch extensions get, from the one function both call (kernelkit.cmake)
+    assert text.index('kk_harden(${OPS_NAME} "__tvm_ffi_*")') > target
+    assert 'kk_harden(${OPS_NAME} "PyInit_${OPS_NAME}")' in torch["cmake/kernelkit.cmake"]
+    helpers = tvm["cmake/kernelkit.cmake"]
+    harden = helpers[helpers.index("function(kk_harden TARGET EXPORTS)"):]
+    harden = harden[:harden.index("endfunction()")]
+    assert "kk_link_static_to_chars(${TARGET})" in harden
+    assert "$<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>" in harden
+    assert "-ffile-prefix-map=${_kk_map}" in harden
+    assert '"LINKER:--version-script=${_map}"' in harden and "local: *;" in harden
+    assert "global: ${EXPORTS};" in harden
     assert "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>" in text
-    assert '"LINKER:--version-script=${_kk_map}"' in text and "local: *;" in text
 
 
 def test_tvm_ffi_declared_dependencies_use_the_torch_cmake_function() -> None:

@@ -63,39 +63,11 @@ endif()
 # The helpers torch kernels use too: dependencies (kk_dependency_*), compat shims, to_chars.
 include("${{CMAKE_CURRENT_SOURCE_DIR}}/cmake/kernelkit.cmake")
 
-# kk_sources(SOURCES ... [INCLUDES ...] [CXX_FLAGS ...] [CUDA_FLAGS ...] [CUDA_ARCHS ...])
-function(kk_sources)
-  cmake_parse_arguments(PARSE_ARGV 0 A "" "" "SOURCES;INCLUDES;CXX_FLAGS;CUDA_FLAGS;CUDA_ARCHS")
-  set(_srcs "")
-  foreach(_s ${{A_SOURCES}})
-    list(APPEND _srcs "${{KK_SOURCE_ROOT}}/${{_s}}")
-  endforeach()
-  set(_incs "")
-  foreach(_i ${{A_INCLUDES}})
-    list(APPEND _incs "${{KK_SOURCE_ROOT}}/${{_i}}")
-  endforeach()
-  foreach(_s ${{_srcs}})
-    if(_incs)
-      set_property(SOURCE "${{_s}}" APPEND PROPERTY INCLUDE_DIRECTORIES "${{_incs}}")
-    endif()
-    if(_s MATCHES "\\\\.cu$")
-      set(_opts ${{A_CUDA_FLAGS}})
-      foreach(_cap ${{A_CUDA_ARCHS}})
-        string(REGEX MATCH "^([0-9]+)\\\\.([0-9]+)([af]?)(\\\\+PTX)?$" _m "${{_cap}}")
-        set(_arch "${{CMAKE_MATCH_1}}${{CMAKE_MATCH_2}}${{CMAKE_MATCH_3}}")
-        set(_code "sm_${{_arch}}")
-        if(CMAKE_MATCH_4)
-          set(_code "[sm_${{_arch}},compute_${{_arch}}]")
-        endif()
-        list(APPEND _opts "-gencode=arch=compute_${{_arch}},code=${{_code}}")
-      endforeach()
-      set_property(SOURCE "${{_s}}" APPEND PROPERTY COMPILE_OPTIONS ${{_opts}})
-    elseif(_s MATCHES "\\\\.(c|cc|cpp|cxx)$" AND A_CXX_FLAGS)
-      set_property(SOURCE "${{_s}}" APPEND PROPERTY COMPILE_OPTIONS ${{A_CXX_FLAGS}})
-    endif()
-  endforeach()
-  set(KK_SOURCES ${{KK_SOURCES}} ${{_srcs}} PARENT_SCOPE)
-endfunction()
+# kk_sources(SOURCES ... [INCLUDES ...] [CXX_FLAGS ...] [CUDA_FLAGS ...] [CUDA_ARCHS ...]):
+# kk_add_sources of cmake/kernelkit.cmake, the torch kernels' own.
+macro(kk_sources)
+  kk_add_sources(tvm-ffi ${{ARGN}})
+endmacro()
 set(KK_SOURCES "")
 """
 
@@ -110,25 +82,16 @@ add_library(${OPS_NAME} SHARED ${KK_SOURCES}
 target_compile_definitions(${OPS_NAME} PRIVATE TVM_FFI_EXTENSION_NAME=${OPS_NAME})
 tvm_ffi_configure_target(${OPS_NAME})
 kk_link_dependencies(${OPS_NAME})
-kk_link_static_to_chars(${OPS_NAME})
 set_target_properties(${OPS_NAME} PROPERTIES
   CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
   CUDA_STANDARD 17 CUDA_ARCHITECTURES OFF
   SKIP_BUILD_RPATH ON INSTALL_RPATH "" LIBRARY_OUTPUT_DIRECTORY "${KK_OUTPUT_DIR}")
+kk_nvcc_threads(_kk_threads)
 target_compile_options(${OPS_NAME} PRIVATE
-  $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>
-  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>)
-foreach(_kk_map "${KK_SOURCE_ROOT}=." "${CMAKE_CURRENT_SOURCE_DIR}=kernelkit-generated"
-                "${CMAKE_CURRENT_BINARY_DIR}=kernelkit-build")
-  target_compile_options(${OPS_NAME} PRIVATE
-    "$<$<COMPILE_LANGUAGE:C,CXX>:-ffile-prefix-map=${_kk_map}>"
-    "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${_kk_map}>")
-endforeach()
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fno-gnu-unique>
+  "$<$<COMPILE_LANGUAGE:CUDA>:${_kk_threads}>")
 # Export only the tvm-ffi entry points (__tvm_ffi_<function>); everything else binds locally.
-set(_kk_map "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_exports.map")
-file(WRITE "${_kk_map}" "{\n  global: __tvm_ffi_*;\n  local: *;\n};\n")
-target_link_options(${OPS_NAME} PRIVATE "LINKER:--version-script=${_kk_map}"
-  "LINKER:--as-needed" "LINKER:-z,noexecstack")
+kk_harden(${OPS_NAME} "__tvm_ffi_*")
 """
 
 

@@ -167,13 +167,21 @@ function(kk_nvcc_flags OUT)
   string(REPLACE ";" "," _diags "${_diags}")
   set(_flags -DONNX_NAMESPACE=onnx_c2 "SHELL:-Xcudafe ${_diags}"
     --expt-relaxed-constexpr --expt-extended-lambda -DENABLE_FP8 -Xcompiler=-fno-gnu-unique)
+  kk_nvcc_threads(_threads)
+  set(${OUT} ${_flags} ${_threads} PARENT_SCOPE)
+endfunction()
+
+# --threads=N from NVCC_THREADS (cache variable, else environment; `kernelkit build` sets the
+# environment from the cores and memory it fits): architectures compiled at once per CUDA unit.
+function(kk_nvcc_threads OUT)
   if(NOT NVCC_THREADS AND DEFINED ENV{NVCC_THREADS})
     set(NVCC_THREADS "$ENV{NVCC_THREADS}")
   endif()
   if(NVCC_THREADS)
-    list(APPEND _flags "--threads=${NVCC_THREADS}")
+    set(${OUT} "--threads=${NVCC_THREADS}" PARENT_SCOPE)
+  else()
+    set(${OUT} "" PARENT_SCOPE)
   endif()
-  set(${OUT} ${_flags} PARENT_SCOPE)
 endfunction()
 
 # kk_add_sources(<label> SOURCES ... [INCLUDES ...] [CXX_FLAGS ...])
@@ -194,7 +202,7 @@ function(kk_add_sources LABEL)
     if(_s MATCHES "\\.cu$")
       set(_opts ${A_CUDA_FLAGS})
       # -static-global-template-stub needs nvcc >= 12.8 (upstream drops it below, too).
-      if(KK_CUDA_VERSION VERSION_LESS 12.8)
+      if(DEFINED KK_CUDA_VERSION AND KK_CUDA_VERSION VERSION_LESS 12.8)
         list(FILTER _opts EXCLUDE REGEX "^-static-global-template-stub=(true|false)$")
       endif()
       foreach(_cap ${A_CUDA_ARCHS})
@@ -269,15 +277,6 @@ macro(kk_add_extension)
     CXX_STANDARD ${KK_CXX_STANDARD} CXX_STANDARD_REQUIRED ON
     SKIP_BUILD_RPATH ON INSTALL_RPATH ""
     LIBRARY_OUTPUT_DIRECTORY "${KK_OUTPUT_DIR}")
-  target_compile_options(${OPS_NAME} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>)
-  # Reproducible builds: the project's and the scratch build's absolute paths (e.g. __FILE__ in
-  # TORCH_CHECK messages) do not end up in the binary, so a rebuild elsewhere is identical.
-  foreach(_kk_map "${KK_SOURCE_ROOT}=." "${CMAKE_CURRENT_SOURCE_DIR}=kernelkit-generated"
-                  "${CMAKE_CURRENT_BINARY_DIR}=kernelkit-build")
-    target_compile_options(${OPS_NAME} PRIVATE
-      "$<$<COMPILE_LANGUAGE:C,CXX>:-ffile-prefix-map=${_kk_map}>"
-      "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${_kk_map}>")
-  endforeach()
   if(KK_BACKEND STREQUAL "cuda")
     target_compile_definitions(${OPS_NAME} PRIVATE CUDA_KERNEL USE_CUDA=1)
     set_target_properties(${OPS_NAME} PROPERTIES
@@ -289,12 +288,28 @@ macro(kk_add_extension)
   else()
     target_compile_definitions(${OPS_NAME} PRIVATE CPU_KERNEL)
   endif()
-  kk_link_static_to_chars(${OPS_NAME})
-  set(_map "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_exports.map")
-  file(WRITE "${_map}" "{\n  global: PyInit_${OPS_NAME};\n  local: *;\n};\n")
-  target_link_options(${OPS_NAME} PRIVATE
-    "LINKER:--version-script=${_map}" "LINKER:--as-needed" "LINKER:-z,noexecstack")
+  kk_harden(${OPS_NAME} "PyInit_${OPS_NAME}")
 endmacro()
+
+# What every extension gets, torch's and tvm-ffi's: no STB_GNU_UNIQUE symbols; reproducible
+# builds (the project's and the scratch build's absolute paths, e.g. __FILE__ in TORCH_CHECK
+# messages, do not end up in the binary, so a rebuild elsewhere is identical); the static
+# floating-point std::to_chars; only EXPORTS exported (a version script), --as-needed and no
+# executable stack.
+function(kk_harden TARGET EXPORTS)
+  target_compile_options(${TARGET} PRIVATE $<$<COMPILE_LANGUAGE:C,CXX>:-fno-gnu-unique>)
+  foreach(_kk_map "${KK_SOURCE_ROOT}=." "${CMAKE_CURRENT_SOURCE_DIR}=kernelkit-generated"
+                  "${CMAKE_CURRENT_BINARY_DIR}=kernelkit-build")
+    target_compile_options(${TARGET} PRIVATE
+      "$<$<COMPILE_LANGUAGE:C,CXX>:-ffile-prefix-map=${_kk_map}>"
+      "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffile-prefix-map=${_kk_map}>")
+  endforeach()
+  kk_link_static_to_chars(${TARGET})
+  set(_map "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_exports.map")
+  file(WRITE "${_map}" "{\n  global: ${EXPORTS};\n  local: *;\n};\n")
+  target_link_options(${TARGET} PRIVATE
+    "LINKER:--version-script=${_map}" "LINKER:--as-needed" "LINKER:-z,noexecstack")
+endfunction()
 
 # Floating-point std::to_chars (GLIBCXX_3.4.29, GCC 11) has no baseline version to forward to
 # and exceeds the manylinux_2_28 ceiling (GLIBCXX_3.4.24). As the manylinux GCC toolset's
