@@ -193,7 +193,7 @@ def build(project: Path, *, python: Path | None = None, backends: list[str] | No
     """Build the variants of ``project`` for the torch of ``python`` (default: this
     interpreter) into ``out_root`` (default ``<project>/build``); raise the first failure.
     Refused variants are left out; if every variant is refused, the first refusal is raised."""
-    settings = settings or BuildSettings.from_environ(cuda_capabilities=cuda_capabilities)
+    settings = settings or BuildSettings.from_environ()
     if cuda_capabilities:
         settings = replace(settings, cuda_capabilities=tuple(cuda_capabilities))
     manifest, plan = plan_build(project, matrix=False, python=python, backends=backends,

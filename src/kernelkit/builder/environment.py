@@ -60,10 +60,9 @@ class ThisInterpreter:
 
     python: Path
     environ: Mapping[str, str]
-    identity: str = ""
 
     def toolchain_id(self) -> str:
-        return self.identity or f"python:{self.python}"
+        return f"python:{self.python}"
 
     def prepare(self, *, cuda: bool, log_path: Path) -> BuildEnvironment:
         return _ready(self.python, self.environ, self.toolchain_id(), cuda)

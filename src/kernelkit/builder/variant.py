@@ -12,7 +12,6 @@ key is recorded (and written into the variant's provenance).
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import time
 from collections.abc import Mapping
@@ -128,14 +127,13 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
     deps = dependency_defines(manifest, plan.backend, find_toolchain_lock(manifest.root),
-                              python=env.python, environ={**os.environ, **env.environ})
+                              python=env.python, environ=env.environ)
     configure += [f"-D{k}={v}" for k, v in deps.items()]
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
              "-j", str(jobs)]
     environ = {**env.environ, **(launch or {}), "NINJA_STATUS": "[%f/%t] "}
     if plan.backend == "cuda" and nvcc_threads > 1:  # nvcc compiles the archs in parallel
-        extra = environ.get("NVCC_APPEND_FLAGS", "")
-        environ["NVCC_APPEND_FLAGS"] = f"{extra} --threads {nvcc_threads}".strip()
+        environ.setdefault("NVCC_THREADS", str(nvcc_threads))  # the user's own setting wins
     progress = NinjaProgress()
 
     def on_line(line: str) -> None:
