@@ -114,6 +114,38 @@ def test_probe_this_python() -> None:
     assert env.machine == "x86_64" and env.os == "linux"
 
 
+def test_probe_answers_from_its_cache_until_the_environment_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second probe of an unchanged interpreter imports nothing (the cached answer); a change
+    to what the answer depends on (here sys.path) or a damaged entry probes afresh."""
+    import kernelkit.builder.probe as probe
+
+    monkeypatch.setenv("KERNELKIT_PROBE_CACHE", str(tmp_path / "probe"))
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    calls: list[Path] = []
+    real = probe._probe
+
+    def counting(python: Path) -> dict[str, object]:
+        calls.append(python)
+        return real(python)
+
+    monkeypatch.setattr(probe, "_probe", counting)
+    first = probe_python(PYTHON)
+    assert probe_python(PYTHON) == first and len(calls) == 1
+    assert probe_python(PYTHON).info == first.info and first.info["torch_version"]
+    entries = list((tmp_path / "probe").glob("*.json"))
+    assert len(entries) == 1
+    entries[0].write_text("{not json")
+    assert probe_python(PYTHON) == first and len(calls) == 2
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))
+    assert probe_python(PYTHON) == first and len(calls) == 3
+    assert len(list((tmp_path / "probe").glob("*.json"))) == 2
+    monkeypatch.setenv("KERNELKIT_PROBE_CACHE", "0")
+    probe_python(PYTHON)
+    assert len(calls) == 4
+
+
 def test_probe_python_without_torch(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "v")],
                    check=True)
@@ -153,6 +185,10 @@ def test_cpu_build_layout_and_metadata(cpu_build: tuple[Path, Path, str]) -> Non
     assert f"from . import {meta.id}" in (variant / "_ops.py").read_text()
     assert json.loads((variant / "metadata.json").read_text())["backend"] == {"type": "cpu"}
     assert not (project / "CMakeLists.txt").exists()  # generated elsewhere, not in sources
+    # CMake read the probe's answer (KK_TORCH_INFO) instead of importing torch a third time.
+    work = project / "_cmake_build" / CPU_VARIANT
+    assert json.loads((work / "torch_info.json").read_text())["torch_version"]
+    assert not (work / "cmake-build" / "kernelkit_torch_info.json").exists()
 
 
 @pytest.mark.slow

@@ -180,16 +180,23 @@ def test_relu_archs_subset_intersects_capabilities_as_upstream(tmp_path: Path) -
 
 def test_relu_invalid_capability_is_refused_naming_the_capability(tmp_path: Path) -> None:
     """Upstream's build must fail with "empty set of capabilities"; kernelkit says the same when
-    it plans the CUDA variant (on any machine; the GPU corpus run shows it from the CLI)."""
+    it plans the CUDA variant, calls it the project's fault, and list-variants agrees."""
     from kernelkit.builder.plan import plan_cuda_archs
-    from kernelkit.errors import BuildError
+    from kernelkit.errors import NotBuildableError
     from kernelkit.generate.cuda_archs import default_capabilities
     from kernelkit.manifest import load_manifest
 
     project = example("relu-invalid-capability", tmp_path)
     manifest = load_manifest(project, check_sources=False)
-    with pytest.raises(BuildError) as err:
+    with pytest.raises(NotBuildableError) as err:
         plan_cuda_archs(manifest, default_capabilities("13.0"), "13.0", "torch-cu130-variant")
     text = str(err.value)
+    assert err.value.who == "project"
     assert "CUDA kernel: relu, empty set of capabilities" in text and "99999.0" in text
     assert "[kernel.relu] cuda-capabilities" in text
+    cuda = {name: v for name, v in plan(project).items() if "-cu1" in name}
+    assert cuda and all((v["buildable"], v["who"]) == (False, "project") for v in cuda.values())
+    assert all("empty set of capabilities" in str(v["reason"]) for v in cuda.values())
+    listed = json.loads(kk("list-variants", "--json", project).stdout)
+    assert {v["variant"]: v["who"] for v in listed if "-cu1" in v["variant"]} == \
+        dict.fromkeys(cuda, "project")

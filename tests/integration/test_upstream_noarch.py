@@ -224,3 +224,19 @@ def test_partial_build_skips_what_it_cannot_and_strict_fails(tmp_path: Path) -> 
         ("skipped", "unsupported")
     strict = kk(*args, "--strict")
     assert strict.returncode == ExitCode.BUILD and "--strict" in strict.stderr
+
+
+def test_relu_nki_plain_build_makes_the_local_only_neuron_variant(tmp_path: Path) -> None:
+    """relu-nki is noarch for neuron alone: the release matrix has no torch-neuron (as upstream),
+    but a plain local build makes it with any torch, as upstream's local build does."""
+    project = example("relu-nki", tmp_path)
+    listed = kk("list-variants", project, "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []
+    built = kk("build", project, "--json")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert [(o["variant"], o["status"]) for o in json.loads(built.stdout)] == \
+        [("torch-neuron", "built")]
+    meta = Metadata.from_json(json.loads(
+        (project / "build" / "torch-neuron" / "metadata.json").read_text()))
+    assert meta.backend == "neuron"
+    assert (project / "build" / "torch-neuron" / "__init__.py").is_file()

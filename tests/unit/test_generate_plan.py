@@ -10,7 +10,7 @@ import pytest
 from kernelkit.builder.plan import plan_variant
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.toolkit import CudaToolkit
-from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
+from kernelkit.errors import KernelkitError, NotBuildableError
 from kernelkit.manifest import parse_manifest
 
 MANIFEST = """
@@ -81,9 +81,11 @@ def test_cuda_component_capabilities_are_intersected() -> None:
     plan = plan_variant(m, CUDA_ENV, "cuda", "u", toolkit=TOOLKIT)
     assert plan.component_archs == {"img2gray": ["8.0", "9.0a"]}
     bad = manifest(cuda_extra='cuda-capabilities = ["99999.0"]')
-    with pytest.raises(BuildError, match="CUDA kernel: img2gray, empty set of capabilities") as e:
+    with pytest.raises(NotBuildableError,
+                       match="CUDA kernel: img2gray, empty set of capabilities") as e:
         plan_variant(bad, CUDA_ENV, "cuda", "u", toolkit=TOOLKIT)
-    assert e.value.variant == "torch214-cxx11-cu130-x86_64-linux"
+    assert e.value.what == "variant torch214-cxx11-cu130-x86_64-linux"
+    assert e.value.who == "project"
 
 
 def test_cuda_minver_skips_component() -> None:

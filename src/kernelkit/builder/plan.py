@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.toolkit import CudaToolkit
-from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
+from kernelkit.errors import KernelkitError, NotBuildableError
 from kernelkit.generate import cuda_archs
 from kernelkit.generate.ids import ops_name
 from kernelkit.manifest.model import (
@@ -151,9 +151,11 @@ def plan_cuda_archs(manifest: Manifest, targets: list[str], toolkit_version: str
         declared = list(comp.cuda_capabilities) if comp.cuda_capabilities else None
         caps = cuda_archs.component_capabilities(declared, targets)
         if not caps:
-            raise BuildError(variant, f"CUDA kernel: {comp.name}, empty set of capabilities after "
-                             f"intersection of {declared} with {targets}",
-                             hint=f"fix [kernel.{comp.name}] cuda-capabilities")
+            raise NotBuildableError(
+                f"variant {variant}", f"CUDA kernel: {comp.name}, empty set of capabilities "
+                f"after intersection of {declared} with {targets}", who="project",
+                hint=f"fix [kernel.{comp.name}] cuda-capabilities in build.toml (each must be "
+                     f"one of {targets})")
         out[comp.name] = caps
     return out
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelkit.builder.plan import variant_name
+from kernelkit.builder.plan import plan_cuda_archs, variant_name
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.resources import Fit, Machine, fit
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import WHOSE, KernelkitError, NotBuildableError, RefusalKind
+from kernelkit.generate.cuda_archs import default_capabilities
 from kernelkit.manifest.model import Manifest
 from kernelkit.variants.matrix import (
     BuildTarget,
@@ -130,6 +131,19 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
     return None
 
 
+def project_refusal(manifest: Manifest, target: BuildTarget) -> Verdict | None:
+    """What is wrong with the project for ``target``, found without compiling (``None``:
+    nothing): today a CUDA component whose declared capabilities leave none of the toolkit's."""
+    cuda = target.backend_version
+    if target.backend != "cuda" or target.kind == "noarch" or not cuda:
+        return None
+    try:
+        plan_cuda_archs(manifest, default_capabilities(cuda), cuda, target.variant)
+    except NotBuildableError as exc:
+        return Verdict.refuse(exc.who, exc.reason)
+    return None
+
+
 def why_not_buildable(target: BuildTarget, facts: HostFacts,
                       matrix: Matrix | None = None) -> Verdict:
     """Can this machine build ``target``, why (not), and whose limitation a refusal is?"""
@@ -189,7 +203,7 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
         chosen = shard_targets(chosen, *shard)
     builds = []
     for t in chosen:
-        v = why_not_buildable(t, facts, matrix)
+        v = project_refusal(manifest, t) or why_not_buildable(t, facts, matrix)
         cmd = ("kernelkit", "build", str(project), "--variant", t.variant)
         builds.append(PlannedBuild(t, v.buildable, v.reason, cmd, who=v.who))
     f = _fit(manifest, facts, builds, parallel, jobs, nvcc_threads, cuda_archs)
@@ -201,14 +215,12 @@ def interpreter_backends(manifest: Manifest, torch: TorchEnv,
                          requested: Sequence[str] | None) -> list[str]:
     """The backends a plain build makes: ``requested`` (each must be in the manifest), else every
     backend of the manifest that ``torch`` supports (CUDA torch: cuda and cpu; CPU torch: cpu)
-    and every noarch variant the matrix has for this system (nothing to compile, so any torch
-    will do; ``list-variants`` lists the same ones)."""
+    and every noarch backend (nothing to compile, so any torch will do; as upstream, the local
+    build also makes ``torch-neuron`` and ``torch-tpu``, which the release matrix leaves out)."""
     if requested:
         return list(dict.fromkeys(requested))
-    noarch = {t.backend for t in targets_for(manifest, system=f"{torch.machine}-{torch.os}")
-              if t.kind == "noarch"}
     chosen = [b for b in manifest.general.backends
-              if (b in torch.backends and target_kind(manifest, b) != "noarch") or b in noarch]
+              if b in torch.backends or target_kind(manifest, b) == "noarch"]
     if not chosen:
         raise NotBuildableError(
             f"{manifest.path or 'build.toml'}",
@@ -257,7 +269,7 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
     builds = []
     for backend in interpreter_backends(manifest, torch, backends):
         target = interpreter_target(manifest, torch, backend)
-        v = interpreter_verdict(target, torch)
+        v = project_refusal(manifest, target) or interpreter_verdict(target, torch)
         cmd = ("kernelkit", "build", str(project), "--python", str(torch.python),
                "--backend", backend)
         builds.append(PlannedBuild(target, v.buildable, v.reason, cmd, python=torch.python,

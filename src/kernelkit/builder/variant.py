@@ -12,6 +12,7 @@ key is recorded (and written into the variant's provenance).
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 from collections.abc import Mapping
@@ -115,6 +116,12 @@ def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, wor
     if env.toolkit is not None and plan.backend == "cuda":
         defines["CMAKE_CUDA_COMPILER"] = str(env.toolkit.nvcc)
         defines["CUDAToolkit_ROOT"] = str(env.toolkit.root)
+    if env.torch.info:  # the probe's answer: CMake need not import torch again
+        info = workdir / "torch_info.json"
+        text = json.dumps(env.torch.info, indent=1, sort_keys=True)
+        if _read(info) != text:
+            atomic_write_text(info, text)
+        defines["KK_TORCH_INFO"] = str(info)
     return [str(tools.cmake), "-S", str(workdir / "src"), "-B", str(workdir / "cmake-build"),
             "-G", "Ninja", *(f"-D{k}={v}" for k, v in defines.items())]
 
@@ -174,7 +181,8 @@ def _configure_fingerprint(configure: list[str], environ: Mapping[str, str],
                   or k in ("CC", "CXX", "CUDAHOSTCXX", "CUDAFLAGS", "CXXFLAGS", "CFLAGS",
                            "NVCC_THREADS"))
     parts = [*configure, *(f"{k}={environ[k]}" for k in keys), env.torch.torch_version,
-             str(env.torch.torch_dir), env.toolkit.version if env.toolkit else ""]
+             str(env.torch.torch_dir), env.toolkit.version if env.toolkit else "",
+             json.dumps(env.torch.info, sort_keys=True)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 

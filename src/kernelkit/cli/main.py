@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(message)s",
+        format="%(relativeCreated)6d ms %(message)s" if args.verbose else "%(message)s",
         stream=sys.stderr,
     )
     try:

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -48,6 +49,7 @@ def run(
     """
     argv = [os.fspath(c) for c in cmd]
     log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
+    started = time.monotonic()
     if on_line is not None:
         proc = _stream(argv, cwd, env, on_line, timeout)
     else:
@@ -62,6 +64,7 @@ def run(
             errors="replace",
             timeout=timeout,
         )
+    log.debug("done in %.2f s: %s", time.monotonic() - started, argv[0])
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("a", encoding="utf-8") as fh:
@@ -106,11 +109,13 @@ def run_bytes(
     """
     argv = [os.fspath(c) for c in cmd]
     log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
+    started = time.monotonic()
     try:
         proc = subprocess.run(argv, cwd=cwd, env=dict(env) if env is not None else None,
                               input=input, capture_output=True)
     except OSError as exc:
         raise _not_found(argv, exc, what) from None
+    log.debug("done in %.2f s: %s", time.monotonic() - started, argv[0])
     if check and proc.returncode != 0:
         tail = _tail(proc.stderr.decode(errors="replace"))
         raise CommandError(argv, proc.returncode, tail, what=what)

@@ -39,13 +39,19 @@ macro(kk_setup)
   message(STATUS "kernelkit: ${OPS_NAME} (torch ${KK_TORCH_VERSION}, C++${KK_CXX_STANDARD})")
 endmacro()
 
+# The facts of the torch of Python3_EXECUTABLE (kernelkit_torch_info.py's JSON). `kernelkit
+# build` has them already and passes their file as KK_TORCH_INFO (importing torch takes seconds).
 macro(kk_read_torch_info)
-  set(_info "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_torch_info.json")
-  execute_process(
-    COMMAND "${Python3_EXECUTABLE}" "${KK_HELPERS_DIR}/kernelkit_torch_info.py" "${_info}"
-    RESULT_VARIABLE _rc ERROR_VARIABLE _err)
-  if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "kernelkit: cannot describe ${Python3_EXECUTABLE}: ${_err}")
+  if(DEFINED KK_TORCH_INFO AND EXISTS "${KK_TORCH_INFO}")
+    set(_info "${KK_TORCH_INFO}")
+  else()
+    set(_info "${CMAKE_CURRENT_BINARY_DIR}/kernelkit_torch_info.json")
+    execute_process(
+      COMMAND "${Python3_EXECUTABLE}" "${KK_HELPERS_DIR}/kernelkit_torch_info.py" "${_info}"
+      RESULT_VARIABLE _rc ERROR_VARIABLE _err)
+    if(NOT _rc EQUAL 0)
+      message(FATAL_ERROR "kernelkit: cannot describe ${Python3_EXECUTABLE}: ${_err}")
+    endif()
   endif()
   file(READ "${_info}" _json)
   string(JSON _error ERROR_VARIABLE _noerr GET "${_json}" error)
