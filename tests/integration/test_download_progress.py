@@ -5,6 +5,9 @@ nothing; the watcher thread is gone after every fetch, failed ones included."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 import threading
 import uuid
 from pathlib import Path
@@ -143,3 +146,81 @@ def test_a_failing_fetch_reports_failure_and_stops_the_watcher(hub: dict[str, An
     assert BIG <= seen[-1].done_bytes < seen[-1].total_bytes  # weights.bin came, the ghost not
     assert not rc.variant_dir(hub["big"], HOST).exists()
     assert [p.name for p in rc.variant_dir(hub["big"], HOST).parent.iterdir()] == []
+
+
+# --- kernelkit download: rich bars on a terminal, the plain line without rich, quiet in a log ---
+
+
+@pytest.fixture
+def locked_project(tmp_path: Path) -> tuple[Path, LocalGitHub]:
+    from kernelkit.lock.project import lock_project
+
+    hub = LocalGitHub(tmp_path / "hub")
+    build = tmp_path / "build"
+    vdir = make_variant(build, HOST, name="dl", uid="dl00001")
+    files = {f"build/{HOST}/{p.relative_to(vdir).as_posix()}": p
+             for p in vdir.rglob("*") if p.is_file()}
+    hub.tag("acme/dl", "v1.0.0", hub.publish("acme/dl", "v1", files))
+    proj = tmp_path / "app"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text(
+        '[project]\nname = "app"\n\n[tool.kernels.dependencies]\n"acme/dl" = ">=1"\n')
+    lock_project(proj, hub)
+    return proj, hub
+
+
+def download_argv(proj: Path, hub: LocalGitHub, dest: Path) -> list[str]:
+    return [sys.executable, "-m", "kernelkit", "download", str(proj), "--dest", str(dest),
+            "--hub", str(hub.root)]
+
+
+def run_in_pty(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run ``argv`` with a pseudo-terminal as stdin, stdout and stderr; its exit code and all
+    it wrote."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=60), b"".join(chunks).decode(errors="replace")
+
+
+def test_kernelkit_download_draws_rich_bars_on_a_terminal(
+        locked_project: tuple[Path, LocalGitHub], tmp_path: Path) -> None:
+    pytest.importorskip("rich")
+    proj, hub = locked_project
+    env = {**os.environ, "KERNELKIT_PROGRESS_MIN_BYTES": "0", "COLUMNS": "200",
+           "TERM": "xterm"}
+    code, out = run_in_pty(download_argv(proj, hub, tmp_path / "a"), env)
+    assert code == 0, out
+    assert "━" in out and "acme/dl@" in out and "downloading acme/dl" not in out
+    assert "Downloaded `acme/dl`" in out
+    # in a log (no terminal): no drawing, one INFO record (shown by the CLI) at the end
+    quiet = subprocess.run(download_argv(proj, hub, tmp_path / "b"), env=env,
+                           capture_output=True, text=True, check=True)
+    assert "━" not in quiet.stderr and "\r" not in quiet.stderr
+    assert "downloading" not in quiet.stderr and quiet.stderr.count("downloaded acme/dl@") == 1
+    assert "Downloaded `acme/dl`" in quiet.stderr
+
+
+def test_kernelkit_download_without_rich_draws_the_plain_line(
+        locked_project: tuple[Path, LocalGitHub], tmp_path: Path) -> None:
+    proj, hub = locked_project
+    no_rich = tmp_path / "no-rich" / "rich"  # stands in for an environment without rich
+    no_rich.mkdir(parents=True)
+    (no_rich / "__init__.py").write_text('raise ImportError("rich is not installed here")\n')
+    path = os.pathsep.join([str(no_rich.parent), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path, "KERNELKIT_PROGRESS_MIN_BYTES": "0",
+           "COLUMNS": "200"}
+    code, out = run_in_pty(download_argv(proj, hub, tmp_path / "a"), env)
+    assert code == 0, out
+    assert "━" not in out
+    assert re.search(r"\rdownloaded acme/dl@[0-9a-f]{7} \S+: [0-9.]+ MB in [0-9.]+ s", out), out

@@ -211,10 +211,13 @@ class LineReporter:
 
 
 def _columns(stream: TextIO) -> int:
+    """The width of the terminal ``stream`` writes to; ``COLUMNS`` or 80 where it reports none
+    (a pseudo-terminal nobody has sized says 0)."""
     try:
-        return os.get_terminal_size(stream.fileno()).columns
+        columns = os.get_terminal_size(stream.fileno()).columns
     except (AttributeError, OSError, ValueError):
-        return shutil.get_terminal_size().columns
+        columns = 0
+    return columns if columns > 0 else shutil.get_terminal_size().columns
 
 
 class LogReporter:
