@@ -224,3 +224,30 @@ def test_kernelkit_download_without_rich_draws_the_plain_line(
     assert code == 0, out
     assert "━" not in out
     assert re.search(r"\rdownloaded acme/dl@[0-9a-f]{7} \S+: [0-9.]+ MB in [0-9.]+ s", out), out
+
+
+def test_the_hugging_face_backend_reports_too(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the real ``huggingface_hub`` client against a real ``kernelkit serve``: the
+    watcher sees ``snapshot_download``'s files (its ``.incomplete`` and metadata files under the
+    staging directory never push the count past the listed total)."""
+    pytest.importorskip("huggingface_hub")
+    pytest.importorskip("uvicorn")
+    from kernelkit.hub import open_hub
+    from tests.hubserver import READ_TOKEN, run_server
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+    with run_server(tmp_path / "hub", tmp_path) as srv:
+        commit = publish(LocalGitHub(srv.hub_dir), tmp_path, "org/big", big=True)
+        hf = open_hub("hf", env={"HF_ENDPOINT": srv.url, "HF_TOKEN": READ_TOKEN})
+        rc = RepoCache.of(tmp_path / "cache", "org/big", hf.hub_identity)
+        seen: list[DownloadStatus] = []
+        download_variant(hf, rc, commit, HOST,
+                         progress=ProgressPlan(seen.append, interval_s=0.001))
+    total = sum(e.size for e in LocalGitHub(srv.hub_dir).list_files("org/big", commit,
+                                                                     f"build/{HOST}"))
+    check_reports(seen, total)
+    assert any(0 < s.done_bytes < total for s in seen)  # it saw the transfer, not only its end
+    assert (rc.variant_dir(commit, HOST) / "weights.bin").stat().st_size == BIG
+    assert watcher_threads() == []
