@@ -29,12 +29,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.cli.online import open_online_hub
+    from kernelkit.cli.render_download import download_progress
     from kernelkit.lock.download import download_locked
     from kernelkit.util.paths import default_cache_dir
 
     cache_dir = args.dest if args.dest is not None else default_cache_dir()
-    done = download_locked(args.project, open_online_hub(args.hub, "download"), cache_dir,
-                           all_variants=args.all_variants, backend=args.backend)
+    hub = open_online_hub(args.hub, "download")
+    with download_progress():
+        done = download_locked(args.project, hub, cache_dir,
+                               all_variants=args.all_variants, backend=args.backend)
     for d in done:
         print(f"Downloaded `{d.repo_id}` with SHA: {d.sha} ({d.variant}) -> {d.path}",
               file=sys.stderr)

@@ -57,6 +57,13 @@ def get_kernel(
     tags ``v<x.y.z>`` (``">=1.1,<2"``, ``"~=1.2"``; the newest matching release).
     ``LOCAL_KERNELS=repo=path:...`` overrides a repository with a local directory.
     ``user_agent`` is accepted for upstream compatibility; the local and git hubs send none.
+
+    A download of at least 16 MiB (``KERNELKIT_PROGRESS_MIN_BYTES``) shows its progress: one
+    self-rewriting line on stderr when stderr is a terminal, else one ``INFO`` record on the
+    ``kernelkit.download`` logger when it ends. ``KERNELKIT_PROGRESS=0`` turns this off;
+    ``kernelkit.loader.progress.set_progress_reporter(callable)`` (or the ``with``-block form
+    ``use_progress_reporter``) sends each ``DownloadStatus`` to your own callable instead. The
+    signature stays upstream's: progress is configured by the environment and that setter.
     """
     settings = read_settings(cache_dir=cache_dir)
     if settings.local_kernels is not None:
@@ -180,7 +187,8 @@ def _install_in(lazy: LazyHub, rc: RepoCache, revision: str | None, version: int
     variant = best_variant(decisions)
     if variant is None:
         raise _no_variant(repo_id, revision, version, commit, decisions, system)
-    return ensure_variant(lazy, rc, commit, variant, offline=offline), commit
+    return ensure_variant(lazy, rc, commit, variant, offline=offline,
+                          progress=settings.progress_plan), commit
 
 
 def _follow_redirect(lazy: LazyHub, rc: RepoCache, commit: str, settings: Settings, *,

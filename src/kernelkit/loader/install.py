@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,9 +28,10 @@ from kernelkit.util.fs import (
     temp_sibling,
 )
 
-if TYPE_CHECKING:  # the warm path imports neither the hub nor the hashing code
+if TYPE_CHECKING:  # the warm path imports neither the hub, the hashing code nor the watcher
     from kernelkit.hub.port import Hub
     from kernelkit.loader.cache import RepoCache
+    from kernelkit.loader.progress import ProgressPlan
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +54,12 @@ def where(rc: RepoCache, commit: str, variant: str) -> str:
 
 
 def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
-                   offline: bool) -> Path:
-    """The verified cache directory of ``variant`` at ``commit``, downloading it if needed."""
+                   offline: bool,
+                   progress: Callable[[], ProgressPlan | None] | None = None) -> Path:
+    """The verified cache directory of ``variant`` at ``commit``, downloading it if needed.
+
+    ``progress`` (called only when a download really starts; ``Settings.progress_plan``) says
+    how the download reports its progress; ``None``: silently."""
     final = rc.variant_dir(commit, variant)
     if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
         return final  # the warm path: one read and one stat per file, no hashing
@@ -77,7 +83,8 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
                 "is on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE)",
                 hint=fetch_hint(rc.repo_id, commit, None),
             )
-        download_variant(hub.get(), rc, commit, variant)
+        download_variant(hub.get(), rc, commit, variant,
+                         progress=progress() if progress is not None else None)
     return final
 
 
@@ -103,13 +110,18 @@ def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> b
         return False
 
 
-def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str) -> None:
-    """Fetch ``build/<variant>/`` at ``commit``, verify its digest, move it into place."""
+def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str, *,
+                     progress: ProgressPlan | None = None) -> None:
+    """Fetch ``build/<variant>/`` at ``commit``, verify its digest, move it into place.
+
+    With a ``progress`` plan, a variant of at least ``progress.min_bytes`` (the listed sizes)
+    reports the bytes written while the hub fetches it (``kernelkit.loader.progress``)."""
     from kernelkit.loader.verify import verify_variant
 
     label = where(rc, commit, variant)
-    entries = hub.list_files(rc.repo_id, commit, f"build/{variant}")
-    paths = [e.path for e in entries if not _is_bytecode(e.path)]
+    entries = [e for e in hub.list_files(rc.repo_id, commit, f"build/{variant}")
+               if not _is_bytecode(e.path)]
+    paths = [e.path for e in entries]
     if not paths:
         raise HubError(f"{label}: the hub lists no files for this variant",
                        hint="the repository layout is broken; ask its publisher to re-upload")
@@ -118,7 +130,9 @@ def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str) -> None
     stage = temp_sibling(final, "fetch")
     stage.mkdir()
     try:
-        hub.fetch(rc.repo_id, commit, paths, stage)
+        with _watched(progress, stage, f"{rc.repo_id}@{commit[:7]} {variant}",
+                      sum(e.size for e in entries)):
+            hub.fetch(rc.repo_id, commit, paths, stage)
         staged = stage / "build" / variant
         metadata, digest = verify_variant(staged, label)  # before it can ever be imported
         replace_dir(staged, final)
@@ -126,6 +140,15 @@ def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str) -> None
                       own_digest=None if metadata.digest else digest)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def _watched(plan: ProgressPlan | None, stage: Path, label: str,
+             total: int) -> AbstractContextManager[None]:
+    if plan is None or total < plan.min_bytes:
+        return nullcontext()
+    from kernelkit.loader.progress import watch_download
+
+    return watch_download(stage, label, total, plan)
 
 
 def _is_bytecode(path: str) -> bool:

@@ -19,6 +19,7 @@ DEFAULT_TRUSTED_PUBLISHERS: tuple[str, ...] = ("kernels-community",)
 
 if TYPE_CHECKING:
     from kernelkit.hub.port import Hub
+    from kernelkit.loader.progress import ProgressPlan
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -49,6 +50,20 @@ class Settings(NamedTuple):
         from kernelkit.hub.hubid import identity_of
 
         return identity_of(self.hub_spec, self.env)
+
+    def progress_plan(self) -> ProgressPlan | None:
+        """How a download reports progress (``KERNELKIT_PROGRESS``,
+        ``KERNELKIT_PROGRESS_MIN_BYTES``, a reporter set with
+        ``kernelkit.loader.progress.set_progress_reporter``, whether stderr is a terminal).
+        Worked out only when a download really starts: warm loads never import the watcher."""
+        from kernelkit.loader.progress import (
+            current_progress_reporter,
+            plan_progress,
+            stderr_isatty,
+        )
+
+        return plan_progress(self.env, isatty=stderr_isatty(),
+                             reporter=current_progress_reporter())
 
 
 def read_settings(env: Mapping[str, str] | None = None, *,

@@ -60,12 +60,15 @@ def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: 
     from kernelkit.loader.cache import RepoCache
     from kernelkit.loader.install import LazyHub, ensure_variant
     from kernelkit.loader.resolve import variant_names
+    from kernelkit.loader.settings import read_settings
 
     rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
     lazy = LazyHub(hub, lambda: hub)
     names = variant_names(lazy, rc, lock.sha, offline=False)
     if all_variants:
-        dirs = [ensure_variant(lazy, rc, lock.sha, v, offline=False) for v in names]
+        progress = read_settings(cache_dir=cache_dir).progress_plan
+        dirs = [ensure_variant(lazy, rc, lock.sha, v, offline=False, progress=progress)
+                for v in names]
     else:
         dirs = [install_kernel(lock.repo_id, revision=lock.sha, backend=backend, hub=hub,
                                cache_dir=cache_dir)]

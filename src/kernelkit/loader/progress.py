@@ -1,0 +1,303 @@
+"""Download progress: a watcher that works with every hub backend, and how it is shown.
+
+While ``hub.fetch`` writes a variant into its staging directory, a daemon thread sums the sizes
+of the files under that directory every ``interval_s`` (0.2 s) and hands a
+:class:`DownloadStatus` to a *reporter* (any callable taking one). The hub port is not touched:
+the watcher only looks at the bytes on disk, so a local git hub, a git remote and the Hugging
+Face Hub (whose ``.incomplete`` files grow in the same directory) all show progress alike. When
+the fetch ends (or raises) the thread stops and a last status with ``finished=True`` is reported;
+the fetch's exception propagates unchanged, and a reporter that raises is switched off (with a
+logged warning) instead of breaking the download.
+
+Who reports is decided in one place, :func:`plan_progress`, from the environment and whether
+stderr is a terminal: ``KERNELKIT_PROGRESS=0`` turns progress off, variants smaller than
+``KERNELKIT_PROGRESS_MIN_BYTES`` (default 16 MiB) report nothing, a reporter installed with
+:func:`set_progress_reporter` (or :func:`use_progress_reporter`) wins, else a terminal gets one
+self-rewriting line on stderr (:class:`LineReporter`) and anything else one ``INFO`` record on the
+``kernelkit.download`` logger when the download ends (:class:`LogReporter`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple, TextIO
+
+from kernelkit.errors import UsageError
+
+log = logging.getLogger(__name__)
+download_log = logging.getLogger("kernelkit.download")
+
+DEFAULT_MIN_BYTES = 16 * 1024 * 1024
+THREAD_NAME = "kernelkit-download-progress"
+_OFF = {"0", "false", "no", "off"}
+_MB = 1_000_000  # sizes are shown in decimal megabytes, as download tools do
+
+
+@dataclass(frozen=True)
+class DownloadStatus:
+    """Where one variant's download stands. ``done_bytes`` never decreases between reports of
+    one download and never exceeds ``total_bytes``; the last report has ``finished=True`` (and
+    ``failed=True`` if the fetch raised)."""
+
+    label: str
+    done_bytes: int
+    total_bytes: int
+    elapsed_s: float
+    finished: bool = False
+    failed: bool = False
+
+    @property
+    def fraction(self) -> float:
+        """Done, from 0.0 to 1.0 (1.0 for an empty download)."""
+        return self.done_bytes / self.total_bytes if self.total_bytes else 1.0
+
+    @property
+    def rate_bps(self) -> float | None:
+        """Mean bytes per second so far; ``None`` before any time has passed."""
+        return self.done_bytes / self.elapsed_s if self.elapsed_s > 0 else None
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the mean rate so far; ``None`` when finished or not yet known."""
+        rate = self.rate_bps
+        if self.finished or not rate:
+            return None
+        return max(0.0, (self.total_bytes - self.done_bytes) / rate)
+
+
+Reporter = Callable[[DownloadStatus], None]
+
+
+class ProgressPlan(NamedTuple):
+    """How downloads report: to ``reporter``, when a variant has at least ``min_bytes``."""
+
+    reporter: Reporter
+    min_bytes: int = DEFAULT_MIN_BYTES
+    interval_s: float = 0.2
+
+
+# --- who reports ----------------------------------------------------------------------------
+
+_custom_reporter: Reporter | None = None
+
+
+def set_progress_reporter(reporter: Reporter | None) -> Reporter | None:
+    """Send every later download's progress (of this process) to ``reporter`` instead of the
+    default line/log reporter; ``None`` restores the default. Returns the previous reporter.
+    ``KERNELKIT_PROGRESS=0`` and ``KERNELKIT_PROGRESS_MIN_BYTES`` still apply. The reporter is
+    called from the watcher thread (never concurrently for one download) and should be quick."""
+    global _custom_reporter
+    previous, _custom_reporter = _custom_reporter, reporter
+    return previous
+
+
+def current_progress_reporter() -> Reporter | None:
+    """The reporter installed with :func:`set_progress_reporter`, if any."""
+    return _custom_reporter
+
+
+@contextmanager
+def use_progress_reporter(reporter: Reporter | None) -> Iterator[None]:
+    """:func:`set_progress_reporter` for the ``with`` block; the previous one comes back after."""
+    previous = set_progress_reporter(reporter)
+    try:
+        yield
+    finally:
+        set_progress_reporter(previous)
+
+
+def plan_progress(env: Mapping[str, str], *, isatty: bool, reporter: Reporter | None = None,
+                  stream: TextIO | None = None) -> ProgressPlan | None:
+    """The one decision whether and how downloads report progress (``None``: not at all).
+
+    ``KERNELKIT_PROGRESS`` = ``0``/``false``/``no``/``off`` turns it off; otherwise ``reporter``
+    if given, else a :class:`LineReporter` on ``stream`` (stderr) when ``isatty``, else a
+    :class:`LogReporter`. ``KERNELKIT_PROGRESS_MIN_BYTES`` sets the threshold."""
+    if env.get("KERNELKIT_PROGRESS", "").strip().lower() in _OFF:
+        return None
+    min_bytes = _min_bytes(env.get("KERNELKIT_PROGRESS_MIN_BYTES"))
+    if reporter is None:
+        reporter = LineReporter(stream if stream is not None else sys.stderr) if isatty \
+            else LogReporter()
+    return ProgressPlan(reporter, min_bytes)
+
+
+def _min_bytes(value: str | None) -> int:
+    if value is None or not value.strip():
+        return DEFAULT_MIN_BYTES
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise UsageError(f"KERNELKIT_PROGRESS_MIN_BYTES={value!r} is not a number of bytes",
+                         hint="set it to a whole number of bytes (e.g. 16777216), or unset it")
+    return number
+
+
+def stderr_isatty() -> bool:
+    """Whether ``sys.stderr`` is a terminal (``False`` when it is missing or closed)."""
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# --- how it is shown ------------------------------------------------------------------------
+
+
+def _mb(n: int) -> str:
+    return f"{n / _MB:.1f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def format_status(status: DownloadStatus, width: int | None = None) -> str:
+    """One line for ``status``, e.g. ``downloading org/name@abc1234 torch29-cxx11-cpu-x86_64-linux:
+    45.2/120.0 MB 38% 12.3 MB/s ~6 s left``; the label is shortened (``…``) to fit ``width``."""
+    s = status
+    rate = s.rate_bps
+    speed = f" ({_mb(int(rate))} MB/s)" if rate is not None else ""
+    if s.failed:
+        head = "download of "
+        tail = f" failed after {_mb(s.done_bytes)}/{_mb(s.total_bytes)} MB"
+    elif s.finished:
+        head, tail = "downloaded ", f": {_mb(s.total_bytes)} MB in {s.elapsed_s:.1f} s{speed}"
+    else:
+        head = "downloading "
+        tail = f": {_mb(s.done_bytes)}/{_mb(s.total_bytes)} MB {s.fraction:.0%}"
+        if rate:
+            tail += f" {_mb(int(rate))} MB/s"
+        eta = s.eta_s
+        if eta is not None:
+            tail += f" ~{_duration(eta)} left"
+    label = s.label
+    if width is not None:
+        room = width - 1 - len(head) - len(tail)  # the last column would wrap on some terminals
+        if len(label) > room:
+            label = label[:max(room - 1, 0)] + "…"
+    return head + label + tail
+
+
+class LineReporter:
+    """One line on a terminal, rewritten in place (``\\r``) and ended with a newline at the end."""
+
+    def __init__(self, stream: TextIO, width: int | None = None) -> None:
+        self.stream = stream
+        self.width = width if width is not None else _columns(stream)
+        self._shown = 0
+
+    def __call__(self, status: DownloadStatus) -> None:
+        line = format_status(status, self.width)
+        pad = " " * max(0, self._shown - len(line))  # blank what a longer line left behind
+        self.stream.write(f"\r{line}{pad}" + ("\n" if status.finished else ""))
+        self.stream.flush()
+        self._shown = 0 if status.finished else len(line)
+
+
+def _columns(stream: TextIO) -> int:
+    """The width of the terminal ``stream`` writes to; ``COLUMNS`` or 80 where it reports none
+    (a pseudo-terminal nobody has sized says 0)."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        columns = 0
+    return columns if columns > 0 else shutil.get_terminal_size().columns
+
+
+class LogReporter:
+    """Nothing while it runs (logs stay clean); one ``INFO`` record on ``kernelkit.download``
+    when the download ends, with its size and time."""
+
+    def __call__(self, status: DownloadStatus) -> None:
+        if status.finished:
+            download_log.info("%s", format_status(status))
+
+
+# --- the watcher ----------------------------------------------------------------------------
+
+
+def bytes_under(root: Path) -> int:
+    """The sizes of the regular files under ``root`` (files vanishing meanwhile are skipped)."""
+    total = 0
+    pending = [os.fspath(root)]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                        elif entry.is_file(follow_symlinks=False):
+                            total += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return total
+
+
+class _Watcher:
+    def __init__(self, stage: Path, label: str, total: int, plan: ProgressPlan) -> None:
+        self.stage, self.label, self.total, self.plan = stage, label, total, plan
+        self.start = time.monotonic()
+        self.done = 0
+        self.broken = False
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+
+    def _run(self) -> None:
+        self._report(self._measure(), finished=False, failed=False)
+        while not self.stopping.wait(self.plan.interval_s):
+            self._report(self._measure(), finished=False, failed=False)
+
+    def _measure(self) -> int:
+        self.done = max(self.done, min(self.total, bytes_under(self.stage)))
+        return self.done
+
+    def _report(self, done: int, *, finished: bool, failed: bool) -> None:
+        if self.broken:
+            return
+        status = DownloadStatus(self.label, done, self.total, time.monotonic() - self.start,
+                                finished=finished, failed=failed)
+        try:
+            self.plan.reporter(status)
+        except Exception:
+            self.broken = True
+            log.warning("the download progress reporter failed; no more progress for %s",
+                        self.label, exc_info=True)
+
+    def stop(self, *, failed: bool) -> None:
+        self.stopping.set()
+        self.thread.join()
+        done = self._measure() if failed else self.total
+        self._report(done, finished=True, failed=failed)
+
+
+@contextmanager
+def watch_download(stage: Path, label: str, total_bytes: int,
+                   plan: ProgressPlan) -> Iterator[None]:
+    """Report the bytes written under ``stage`` (of ``total_bytes``) while the block runs."""
+    watcher = _Watcher(stage, label, total_bytes, plan)
+    watcher.thread.start()
+    try:
+        yield
+    except BaseException:
+        watcher.stop(failed=True)
+        raise
+    watcher.stop(failed=False)
