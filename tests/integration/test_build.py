@@ -21,6 +21,7 @@ from kernelkit.builder.api import build
 from kernelkit.builder.probe import probe_python
 from kernelkit.errors import BuildError, NotBuildableError
 
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parents[1] / "data" / "projects" / "addone"
 PYTHON = Path(sys.executable)
 CPU_VARIANT = "torch213-cxx11-cpu-x86_64-linux"
@@ -144,6 +145,39 @@ def test_probe_answers_from_its_cache_until_the_environment_changes(
     monkeypatch.setenv("KERNELKIT_PROBE_CACHE", "0")
     probe_python(PYTHON)
     assert len(calls) == 4
+
+
+def test_probe_reads_torch_files_and_agrees_with_importing_it() -> None:
+    """The probe never imports torch (its version file, libc10's mangled names and its paths
+    say everything); importing it (KERNELKIT_PROBE_IMPORT=1) gives the same answer."""
+    script = ROOT / "src" / "kernelkit" / "generate" / "torch_info.py"
+    fast = subprocess.run([str(PYTHON), "-X", "importtime", str(script)], check=True,
+                          capture_output=True, text=True)
+    imported = [ln.split("|")[-1].strip() for ln in fast.stderr.splitlines() if "|" in ln]
+    assert "torch" not in imported and "tvm_ffi" not in imported
+    env = {**os.environ, "KERNELKIT_PROBE_IMPORT": "1"}
+    slow = subprocess.run([str(PYTHON), str(script)], check=True, capture_output=True,
+                          text=True, env=env)
+    assert json.loads(fast.stdout) == json.loads(slow.stdout)
+    import torch
+
+    assert json.loads(fast.stdout)["torch_version"] == torch.__version__
+
+
+def test_probe_imports_torch_when_its_files_do_not_say(tmp_path: Path) -> None:
+    """A torch whose version.py is not plain literals is imported after all."""
+    fake = tmp_path / "site" / "torch"
+    (fake / "lib").mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "__version__ = '9.9.0'\nclass version:\n    cuda = None\n    hip = None\n"
+        "class _C:\n    _GLIBCXX_USE_CXX11_ABI = True\n")
+    (fake / "version.py").write_text("__version__ = compute()\n")
+    script = ROOT / "src" / "kernelkit" / "generate" / "torch_info.py"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
+    out = subprocess.run([str(PYTHON), str(script)], check=True, capture_output=True,
+                         text=True, env=env)
+    info = json.loads(out.stdout)
+    assert (info["torch_version"], info["cxx11_abi"]) == ("9.9.0", True)
 
 
 def test_probe_python_without_torch(tmp_path: Path) -> None:

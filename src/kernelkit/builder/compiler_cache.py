@@ -9,6 +9,12 @@ rebuild in another checkout hit. The cache directory defaults to ``~/.cache/kern
 ccache's own remote storage settings (``CCACHE_REMOTE_STORAGE``, ``remote_storage`` in
 ``ccache.conf``) share it between machines. Each build writes its own stats log, read back as
 hits and misses.
+
+ccache runs in *depend mode* (``CCACHE_DEPEND``, unless the caller set it): a miss compiles at
+once and takes the headers from the compiler's own ``-MD`` file (CMake's Ninja rules always ask
+for one) instead of running the preprocessor first. For an nvcc unit of ten architectures
+against torch's headers the preprocessor pass costs seconds on every miss (measured on the GPU
+machine: ``benchmarks/results/nvcc_phases.json``); hits are as fast either way.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, projec
         "CCACHE_COMPILERCHECK": "content",
         "CCACHE_STATSLOG": str(stats_log),
     })
+    if "CCACHE_DEPEND" not in environ and "CCACHE_NODEPEND" not in environ:
+        out["CCACHE_DEPEND"] = "1"
     return out
 
 

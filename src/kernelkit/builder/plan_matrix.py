@@ -215,12 +215,18 @@ def interpreter_backends(manifest: Manifest, torch: TorchEnv,
                          requested: Sequence[str] | None) -> list[str]:
     """The backends a plain build makes: ``requested`` (each must be in the manifest), else every
     backend of the manifest that ``torch`` supports (CUDA torch: cuda and cpu; CPU torch: cpu)
-    and every noarch backend (nothing to compile, so any torch will do; as upstream, the local
-    build also makes ``torch-neuron`` and ``torch-tpu``, which the release matrix leaves out)."""
+    and every noarch variant the matrix has for this system (nothing to compile, so any torch
+    will do; ``list-variants`` lists the same ones), plus the noarch backends the matrix has for
+    no system at all: as upstream, ``torch-neuron`` is made by local builds only."""
     if requested:
         return list(dict.fromkeys(requested))
+    matrix = load_matrix()
+    noarch = {t.backend for t in targets_for(manifest, system=f"{torch.machine}-{torch.os}",
+                                             matrix=matrix) if t.kind == "noarch"}
+    in_matrix = {e.backend for e in matrix.entries}
     chosen = [b for b in manifest.general.backends
-              if b in torch.backends or target_kind(manifest, b) == "noarch"]
+              if (b in torch.backends and target_kind(manifest, b) != "noarch") or b in noarch
+              or (target_kind(manifest, b) == "noarch" and b not in in_matrix)]
     if not chosen:
         raise NotBuildableError(
             f"{manifest.path or 'build.toml'}",

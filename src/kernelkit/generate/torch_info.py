@@ -3,11 +3,20 @@
 Standalone on purpose (standard library + torch only): ``kernelkit.builder.probe`` runs it with
 the target interpreter and ``kernelkit create-pyproject`` copies it verbatim to
 ``cmake/kernelkit_torch_info.py`` where the generated CMake reads the same facts.
+
+Importing torch takes seconds (a CUDA torch loads its CUDA libraries), so the facts are read
+from the installed files instead: the version, CUDA and HIP from ``torch/version.py`` (plain
+literal assignments, parsed, never executed), the C++ ABI from the mangled names in
+``torch/lib/libc10.so`` (``std::__cxx11::`` appears only with the new ABI), the paths from
+torch's location. When a file is missing or reads unexpectedly, torch is imported after all
+(``KERNELKIT_PROBE_IMPORT=1`` always imports it).
 """
 
 from __future__ import annotations
 
+import ast
 import glob
+import importlib.util
 import json
 import os
 import platform
@@ -29,7 +38,24 @@ def _site_packages() -> list[str]:
 
 
 def _tvm_ffi() -> dict[str, object]:
-    """apache-tvm-ffi, when installed: its version and CMake package directory."""
+    """apache-tvm-ffi, when installed: its version and CMake package directory, read from the
+    installed files (importing tvm_ffi imports torch); imported only when they do not say."""
+    try:
+        spec = importlib.util.find_spec("tvm_ffi")
+    except (ImportError, ValueError):
+        return {}
+    if spec is None or not spec.origin:
+        return {}
+    cmake_dir = os.path.join(os.path.dirname(os.path.abspath(spec.origin)), "share", "cmake",
+                             "tvm_ffi")
+    try:
+        from importlib.metadata import version
+
+        found = version("apache-tvm-ffi")
+    except Exception:
+        found = None
+    if found and os.path.isdir(cmake_dir):
+        return {"tvm_ffi_version": found, "tvm_ffi_cmake_dir": cmake_dir}
     try:
         import tvm_ffi
         import tvm_ffi.libinfo
@@ -57,6 +83,55 @@ def _cmake_target_definitions(torch_dir: str, target: str) -> list[str]:
     return [d for d in found.group(1).split(";") if d and "$<" not in d]
 
 
+def _literals(path: str) -> dict[str, object]:
+    """The ``name = <literal>`` assignments of a Python file, without running it."""
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read(), path)
+    out: dict[str, object] = {}
+    for node in tree.body:
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+            out[target.id] = value.value
+    return out
+
+
+def _torch_from_files() -> dict[str, object] | None:
+    """torch's facts from its installed files (``None``: they cannot be read that way)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    torch_dir = os.path.dirname(os.path.abspath(spec.origin))
+    try:
+        version = _literals(os.path.join(torch_dir, "version.py"))
+        libs = sorted(glob.glob(os.path.join(torch_dir, "lib", "libc10.so*")))
+        if not libs or not isinstance(version.get("__version__"), str):
+            return None
+        with open(libs[0], "rb") as fh:
+            cxx11_abi = b"St7__cxx11" in fh.read()
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return {"version": version["__version__"], "cuda": version.get("cuda"),
+            "hip": version.get("hip"), "cxx11_abi": cxx11_abi, "torch_dir": torch_dir}
+
+
+def _torch_by_import() -> dict[str, object]:
+    try:
+        import torch
+    except Exception as exc:
+        return {"error": f"cannot import torch: {type(exc).__name__}: {exc}"}
+    return {"version": torch.__version__, "cuda": torch.version.cuda,
+            "hip": getattr(torch.version, "hip", None),
+            "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+            "torch_dir": os.path.dirname(os.path.abspath(torch.__file__))}
+
+
 def describe() -> dict[str, object]:
     sp = _site_packages()
     info: dict[str, object] = {
@@ -68,19 +143,19 @@ def describe() -> dict[str, object]:
         "site_packages": sp,
     }
     info.update(_tvm_ffi())
-    try:
-        import torch
-        import torch.utils
-    except Exception as exc:
-        info["error"] = f"cannot import torch: {type(exc).__name__}: {exc}"
+    facts = None if os.environ.get("KERNELKIT_PROBE_IMPORT") == "1" else _torch_from_files()
+    if facts is None:
+        facts = _torch_by_import()
+    if "error" in facts:
+        info.update(facts)
         return info
-    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    torch_dir = str(facts["torch_dir"])
     info.update(
-        torch_version=torch.__version__,
-        cuda=torch.version.cuda,
-        hip=getattr(torch.version, "hip", None),
-        cxx11_abi=bool(torch._C._GLIBCXX_USE_CXX11_ABI),
-        cmake_prefix_path=torch.utils.cmake_prefix_path,
+        torch_version=facts["version"],
+        cuda=facts["cuda"],
+        hip=facts["hip"],
+        cxx11_abi=facts["cxx11_abi"],
+        cmake_prefix_path=os.path.join(torch_dir, "share", "cmake"),
         torch_dir=torch_dir,
         torch_include_dirs=[os.path.join(torch_dir, "include"),
                             os.path.join(torch_dir, "include", "torch", "csrc", "api", "include")],

@@ -42,9 +42,21 @@ endif()
 set(OPS_NAME "_{python_name}_${{KK_BACKEND}}_{uid}")
 
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
-execute_process(COMMAND "${{Python3_EXECUTABLE}}" -m tvm_ffi.config --cmakedir
-  OUTPUT_VARIABLE tvm_ffi_ROOT OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _kk_rc
-  ERROR_VARIABLE _kk_err)
+# tvm-ffi's CMake package: from the facts `kernelkit build` passes (KK_TORCH_INFO), else asked
+# of the interpreter (which imports tvm_ffi, and with it torch: seconds).
+set(_kk_rc 1)
+if(DEFINED KK_TORCH_INFO AND EXISTS "${{KK_TORCH_INFO}}")
+  file(READ "${{KK_TORCH_INFO}}" _kk_info)
+  string(JSON tvm_ffi_ROOT ERROR_VARIABLE _kk_err GET "${{_kk_info}}" tvm_ffi_cmake_dir)
+  if(NOT _kk_err AND IS_DIRECTORY "${{tvm_ffi_ROOT}}")
+    set(_kk_rc 0)
+  endif()
+endif()
+if(NOT _kk_rc EQUAL 0)
+  execute_process(COMMAND "${{Python3_EXECUTABLE}}" -m tvm_ffi.config --cmakedir
+    OUTPUT_VARIABLE tvm_ffi_ROOT OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _kk_rc
+    ERROR_VARIABLE _kk_err)
+endif()
 if(NOT _kk_rc EQUAL 0)
   message(FATAL_ERROR "kernelkit: ${{Python3_EXECUTABLE}} has no apache-tvm-ffi (${{_kk_err}}); "
     "pip install apache-tvm-ffi there")

@@ -25,6 +25,11 @@ log = logging.getLogger("kernelkit.run")
 TAIL_LINES = 40
 
 
+def _shown(argv: list[str]) -> str:
+    """The command for the debug log: an inline script (``-c``) shown as ``<script>``."""
+    return " ".join("<script>" if "\n" in a else a for a in argv)
+
+
 def _tail(text: str, lines: int = TAIL_LINES) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
@@ -48,7 +53,7 @@ def run(
     With ``check`` (default) a non-zero exit raises :class:`CommandError`.
     """
     argv = [os.fspath(c) for c in cmd]
-    log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
+    log.debug("run: %s (cwd=%s)", _shown(argv), cwd)
     started = time.monotonic()
     if on_line is not None:
         proc = _stream(argv, cwd, env, on_line, timeout)
@@ -108,7 +113,7 @@ def run_bytes(
     With ``check`` (default) a non-zero exit raises :class:`CommandError` whose tail is stderr.
     """
     argv = [os.fspath(c) for c in cmd]
-    log.debug("run: %s (cwd=%s)", " ".join(argv), cwd)
+    log.debug("run: %s (cwd=%s)", _shown(argv), cwd)
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, cwd=cwd, env=dict(env) if env is not None else None,
@@ -134,7 +139,7 @@ def open_process(
     The caller closes stdin when done; a non-zero exit after a clean ``with`` body raises
     :class:`CommandError`."""
     argv = [os.fspath(c) for c in cmd]
-    log.debug("run: %s", " ".join(argv))
+    log.debug("run: %s", _shown(argv))
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL,

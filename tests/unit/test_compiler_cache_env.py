@@ -1,0 +1,35 @@
+"""The variables that put ccache in front of CMake's compilers."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from kernelkit.builder.compiler_cache import ccache_environ
+
+
+def _fake_path(tmp_path: Path) -> dict[str, str]:
+    """A PATH with an executable named ccache (only found, never run here)."""
+    exe = tmp_path / "bin" / "ccache"
+    exe.parent.mkdir()
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{exe.parent}{os.pathsep}/usr/bin"}
+
+
+def test_ccache_in_depend_mode_unless_the_caller_chose(tmp_path: Path) -> None:
+    env = _fake_path(tmp_path)
+    out = ccache_environ(env, cache_dir=tmp_path / "c", project=tmp_path, stats_log=tmp_path / "s")
+    assert out["CCACHE_DEPEND"] == "1"
+    assert out["CMAKE_CUDA_COMPILER_LAUNCHER"] == str(tmp_path / "bin" / "ccache")
+    assert (out["CCACHE_BASEDIR"], out["CCACHE_NOHASHDIR"]) == (str(tmp_path), "1")
+    for own in ({"CCACHE_DEPEND": "0"}, {"CCACHE_NODEPEND": "1"}):
+        chosen = ccache_environ({**env, **own}, cache_dir=tmp_path / "c", project=tmp_path,
+                                stats_log=tmp_path / "s")
+        assert "CCACHE_DEPEND" not in chosen
+
+
+def test_no_cache_dir_means_no_launcher(tmp_path: Path) -> None:
+    env = _fake_path(tmp_path)
+    assert ccache_environ(env, cache_dir=None, project=tmp_path, stats_log=tmp_path / "s") == {}
