@@ -35,8 +35,10 @@ step() {  # step NAME LOG -- command...
 step "build benchmark (img2gray cuda, all archs)" build.log -- \
   python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --out "$OUT/build_cache_cuda.json" \
   --log-dir "$LOGS/build_runs"
-step "nvcc phases (img2gray .cu, all archs)" nvcc_phases.log -- \
-  python3 "$ROOT/benchmarks/bench_nvcc_phases.py" --out "$OUT/nvcc_phases.json"
+if [ -z "${SKIP_PHASES:-}" ]; then  # SKIP_PHASES=1: the build benchmark alone
+  step "nvcc phases (img2gray .cu, all archs)" nvcc_phases.log -- \
+    python3 "$ROOT/benchmarks/bench_nvcc_phases.py" --out "$OUT/nvcc_phases.json"
+fi
 if [ -n "${SKIP_TEMPLATES:-}" ]; then
   tar -czf "$OUT/logs.tar.gz" -C "$W" logs
   cat "$OUT/summary.txt"
