@@ -1,8 +1,8 @@
 """Build times of a scaffolded example, one process, side by side:
 
-* kernelkit ``build`` cold (empty compiler cache and probe cache, no CMake tree),
-* kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, compiler and probe caches
-  kept: what a clean rebuild or a second checkout on the same machine costs),
+* kernelkit ``build`` cold (empty compiler, probe and configure caches, no CMake tree),
+* kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, the caches kept: what a clean
+  rebuild on the same machine costs; a second checkout also configures, ~2-4 s more),
 * kernelkit no-op (everything in place: ninja has nothing to do),
 * ``torch.utils.cpp_extension.load`` of the same sources, cold and no-op (its own build dir).
 
@@ -10,7 +10,12 @@ Usage: ``python benchmarks/bench_build_cache.py [--backend cpu|cuda] [--template
 [--out FILE] [--log-dir DIR]``; with ``--log-dir`` each kernelkit run's ``-v`` log (every
 external command with its duration) is kept there. CUDA builds use the toolkit's full
 capability list unless ``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension gets the same
-list through ``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same run.
+list through ``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same
+run.
+
+Before anything is timed, every header the compiles read (torch's, the CUDA toolkit's, Python's)
+is read once, so that neither build pays for the first read from disk (whichever ran first
+would, and the cold kernelkit build runs first).
 """
 
 from __future__ import annotations
@@ -52,6 +57,28 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None,
     if proc.returncode != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return elapsed
+
+
+def warm_page_cache(backend: str) -> int:
+    """Read every header the builds include once; return the bytes read."""
+    import sysconfig
+
+    import torch
+
+    roots = [Path(torch.__file__).parent / "include", Path(sysconfig.get_paths()["include"])]
+    if backend == "cuda":
+        from kernelkit.builder.toolkit import find_cuda_toolkit
+
+        toolkit = find_cuda_toolkit(os.environ)
+        if toolkit is not None:
+            roots += [toolkit.root / "include",
+                      *sorted((toolkit.root / "targets").glob("*/include"))]
+    total = 0
+    for root in roots:
+        for path in root.rglob("*"):
+            if path.is_file():
+                total += len(path.read_bytes())
+    return total
 
 
 def scaffold(dest: Path, template: str, backend: str) -> Path:
@@ -143,6 +170,8 @@ def main() -> int:
         work = Path(tmp)
         env["KERNELKIT_CCACHE_DIR"] = str(work / "ccache")
         env["KERNELKIT_PROBE_CACHE"] = str(work / "probe")
+        env["KERNELKIT_CONFIGURE_CACHE"] = str(work / "configure")
+        results["page_cache_warmed_bytes"] = warm_page_cache(opts.backend)
         env["TORCH_EXTENSIONS_DIR"] = str(work / "torch-extensions")
         if opts.backend == "cuda":
             archs = arch_list(env)

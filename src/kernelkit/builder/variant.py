@@ -24,6 +24,7 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.build_cache import BuildCache
 from kernelkit.builder.compiler_cache import ccache_environ, read_stats
+from kernelkit.builder.configure_cache import configure_cache_dir, configure_key, restore, store
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.header_deps import dependency_defines
@@ -149,10 +150,16 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
             on_event(BuildEvent("progress", plan.variant, step.what, step=step))
 
     steps = [("configure (cmake)", configure), ("compile (ninja)", build)]
-    stamp = workdir / "cmake-build" / ".kernelkit-configured"
+    build_dir = workdir / "cmake-build"
+    stamp = build_dir / ".kernelkit-configured"
     configured = _configure_fingerprint(configure, environ, env)
-    if _read(stamp) == configured and (workdir / "cmake-build" / "build.ninja").is_file():
+    kept = configure_cache_dir(env.environ)
+    key = configure_key(configured, workdir / "src", build_dir,
+                        _tool_paths(tools, env, environ)) if kept is not None else ""
+    if _read(stamp) == configured and (build_dir / "build.ninja").is_file():
         steps = steps[1:]  # configured alike before: ninja reruns CMake itself if inputs changed
+    elif kept is not None and restore(kept, key, build_dir):
+        steps = steps[1:]  # the same configure was kept from an earlier build in this place
     else:
         stamp.unlink(missing_ok=True)
     for step, cmd in steps:
@@ -164,12 +171,25 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         except CommandError as exc:
             raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
                              log_path=log_path) from None
+        if cmd is configure and kept is not None:
+            store(kept, key, build_dir)
     atomic_write_text(stamp, configured)
     found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
     if not found:
         raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
                          log_path=log_path)
     return found[0]
+
+
+def _tool_paths(tools: Tools, env: BuildEnvironment,
+                environ: Mapping[str, str]) -> list[Path | None]:
+    """The programs a configure identifies: cmake, ninja, the C/C++ compilers, nvcc."""
+    def which(var: str, name: str) -> Path | None:
+        found = environ.get(var) or shutil.which(name, path=environ.get("PATH"))
+        return Path(found) if found else None
+
+    nvcc = env.toolkit.nvcc if env.toolkit is not None else None
+    return [tools.cmake, tools.ninja, which("CC", "cc"), which("CXX", "c++"), nvcc]
 
 
 def _configure_fingerprint(configure: list[str], environ: Mapping[str, str],
