@@ -13,9 +13,9 @@ capability list unless ``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension get
 list through ``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same
 run.
 
-Before anything is timed, every header the compiles read (torch's, the CUDA toolkit's, Python's)
-is read once, so that neither build pays for the first read from disk (whichever ran first
-would, and the cold kernelkit build runs first).
+Before anything is timed, every file the compiles read (headers, torch's libraries, the
+compilers' own programs) is read once, so that neither build pays for the first read from
+disk (whichever ran first would, and the cold kernelkit build runs first).
 """
 
 from __future__ import annotations
@@ -60,18 +60,24 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None,
 
 
 def warm_page_cache(backend: str) -> int:
-    """Read every header the builds include once; return the bytes read."""
+    """Read once every file both builds read (headers, torch's libraries for the link, the
+    compilers' own programs: nvcc's cicc and cudafe++, GCC's cc1plus); return the bytes read."""
     import sysconfig
 
     import torch
 
-    roots = [Path(torch.__file__).parent / "include", Path(sysconfig.get_paths()["include"])]
+    torch_dir = Path(torch.__file__).parent
+    roots = [torch_dir / "include", torch_dir / "lib", Path(sysconfig.get_paths()["include"])]
+    cc1plus = subprocess.run(["c++", "-print-prog-name=cc1plus"], capture_output=True,
+                             text=True).stdout.strip()
+    if cc1plus and Path(cc1plus).is_file():
+        roots.append(Path(cc1plus).parent)
     if backend == "cuda":
         from kernelkit.builder.toolkit import find_cuda_toolkit
 
         toolkit = find_cuda_toolkit(os.environ)
         if toolkit is not None:
-            roots += [toolkit.root / "include",
+            roots += [toolkit.root / "include", toolkit.root / "bin", toolkit.root / "nvvm",
                       *sorted((toolkit.root / "targets").glob("*/include"))]
     total = 0
     for root in roots:
