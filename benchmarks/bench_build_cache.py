@@ -4,6 +4,8 @@
 * kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, the caches kept: what a clean
   rebuild on the same machine costs; a second checkout also configures, ~2-4 s more),
 * kernelkit no-op (everything in place: ninja has nothing to do),
+* kernelkit cold again without the compiler cache (``KERNELKIT_CCACHE=0``): the compile
+  schedule alone, without what ccache costs on a miss,
 * ``torch.utils.cpp_extension.load`` of the same sources, cold and no-op (its own build dir).
 
 Usage: ``python benchmarks/bench_build_cache.py [--backend cpu|cuda] [--template img2gray]
@@ -111,7 +113,13 @@ def bench_kernelkit(project: Path, backend: str, env: dict[str, str],
     shutil.rmtree(project / "_cmake_build")
     warm = timed(cmd, env, log=log("warm_cache"))
     noop = timed(cmd, env, log=log("noop"))
-    return {"cold_s": cold, "warm_cache_s": warm, "noop_s": noop}
+    shutil.rmtree(project / "build")
+    shutil.rmtree(project / "_cmake_build")
+    bare = {**env, "KERNELKIT_CCACHE": "0",
+            "KERNELKIT_CONFIGURE_CACHE": env["KERNELKIT_CONFIGURE_CACHE"] + "-bare"}
+    no_cache = timed(cmd, bare, log=log("cold_without_compiler_cache"))
+    return {"cold_s": cold, "warm_cache_s": warm, "noop_s": noop,
+            "cold_without_compiler_cache_s": no_cache}
 
 
 def cpp_extension_spec(project: Path, backend: str, work: Path) -> dict[str, object]:
@@ -192,6 +200,8 @@ def main() -> int:
         "warm_cache_over_cold": round(kk["warm_cache_s"] / kk["cold_s"], 3),
         "noop_over_cold": round(kk["noop_s"] / kk["cold_s"], 3),
         "kernelkit_cold_over_cpp_extension_cold": round(kk["cold_s"] / plain["cold_s"], 3),
+        "kernelkit_cold_without_compiler_cache_over_cpp_extension_cold": round(
+            kk["cold_without_compiler_cache_s"] / plain["cold_s"], 3),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
