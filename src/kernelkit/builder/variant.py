@@ -23,7 +23,7 @@ from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.build_cache import BuildCache
-from kernelkit.builder.compiler_cache import ccache_environ, read_stats
+from kernelkit.builder.compiler_cache import ccache_environ, locked_ccache, read_stats
 from kernelkit.builder.configure_cache import configure_cache_dir, configure_key, restore, store
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
@@ -48,6 +48,7 @@ from kernelkit.util.fs import (
     replace_dir,
     temp_sibling,
 )
+from kernelkit.util.paths import user_cache_dir
 from kernelkit.util.run import run
 
 
@@ -89,11 +90,16 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
         log_path.write_text("", encoding="utf-8")
         since = ninja_log_length(workdir / "cmake-build")
         stats_log = workdir / "ccache-stats.log"
+        ccache = None
+        if compiler_cache is not None:  # the toolchain lock's pinned ccache, if it has one
+            ccache = locked_ccache(find_toolchain_lock(manifest.root), python=env.python,
+                                   cache_root=user_cache_dir(env.environ))
         launch = ccache_environ(env.environ, cache_dir=compiler_cache,
-                                project=manifest.root.resolve(), stats_log=stats_log)
+                                project=manifest.root.resolve(), stats_log=stats_log,
+                                ccache=ccache)
         library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
                                     on_event, launch)
-        stats = read_stats(env.environ, stats_log) if launch else None
+        stats = read_stats(env.environ, stats_log, ccache) if launch else None
         units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
         key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
         meta = variant_metadata(manifest, env, plan, state, cache_key=key)
