@@ -106,6 +106,15 @@ def test_main_job_demo(tmp_path: Path) -> None:
     expected = reference(torch.from_numpy(data.astronaut())).numpy()
     assert out.shape == (512, 512) and (out == expected).all()
     assert (tmp_path / "hub" / "kernelkit-examples" / "img2gray.git").is_dir()
+    # Run again from another place on the same hub (a second clone): v1.0.0 is the first
+    # build's and tags never move, so this one is published as v1.0.1 and loaded.
+    again = subprocess.run(
+        [str(exe), "demo", "--workdir", str(tmp_path / "w2"), "--hub", str(tmp_path / "hub"),
+         "--cache", str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "(tag v1.0.1)" in again.stdout
 
 
 def test_rebuild_elsewhere_is_bit_identical(
