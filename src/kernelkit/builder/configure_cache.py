@@ -26,6 +26,7 @@ from kernelkit.util.fs import replace_dir, temp_sibling
 from kernelkit.util.paths import user_cache_dir
 
 KEEP = 64
+ID_DIR = "compiler-id"  # the compiler identification cache's room (compiler_id_cache.py)
 # Scratch CMake leaves after identifying the compilers; nothing reads them afterwards.
 _SKIP = ("CompilerIdC", "CompilerIdCXX", "CompilerIdCUDA", "CMakeScratch",
          "CMakeConfigureLog.yaml", ".ninja_log", ".ninja_deps")
@@ -99,7 +100,8 @@ def store(cache: Path, key: str, build_dir: Path) -> None:
 
 
 def _prune(cache: Path) -> None:
-    entries = sorted((p for p in cache.iterdir() if p.is_dir() and not p.name.startswith(".")),
+    entries = sorted((p for p in cache.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and p.name != ID_DIR),
                      key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[KEEP:]:
         shutil.rmtree(old, ignore_errors=True)

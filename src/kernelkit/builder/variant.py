@@ -22,6 +22,7 @@ from pathlib import Path
 from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
+from kernelkit.builder import compiler_id_cache
 from kernelkit.builder.build_cache import BuildCache
 from kernelkit.builder.compiler_cache import ccache_environ, locked_ccache, read_stats
 from kernelkit.builder.configure_cache import configure_cache_dir, configure_key, restore, store
@@ -160,24 +161,43 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     stamp = build_dir / ".kernelkit-configured"
     configured = _configure_fingerprint(configure, environ, env)
     kept = configure_cache_dir(env.environ)
+    tool_paths = _tool_paths(tools, env, environ)
     key = configure_key(configured, workdir / "src", build_dir,
-                        _tool_paths(tools, env, environ)) if kept is not None else ""
+                        tool_paths) if kept is not None else ""
     if _read(stamp) == configured and (build_dir / "build.ninja").is_file():
         steps = steps[1:]  # configured alike before: ninja reruns CMake itself if inputs changed
     elif kept is not None and restore(kept, key, build_dir):
         steps = steps[1:]  # the same configure was kept from an earlier build in this place
     else:
         stamp.unlink(missing_ok=True)
+    id_key = compiler_id_cache.identification_key(configure, environ, tool_paths)
+    # CMake's configure-time probes (try_compile scratch projects) go through the launcher too;
+    # the hits and misses reported are the build's units alone
+    configure_env = {**environ, "CCACHE_STATSLOG": str(workdir / "ccache-configure-stats.log")}
     for step, cmd in steps:
         if cmd is build:
             progress.started = time.monotonic()
+        seeded = (cmd is configure and kept is not None
+                  and compiler_id_cache.seed(kept, id_key, build_dir))
         try:
-            run(cmd, log_path=log_path, what=step, env=environ,
+            run([*cmd, compiler_id_cache.SEED_DEFINE] if seeded else cmd, log_path=log_path,
+                what=step, env=environ if cmd is build else configure_env,
                 on_line=on_line if cmd is build else None)
         except CommandError as exc:
-            raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
-                             log_path=log_path) from None
+            if not seeded or kept is None:
+                raise BuildError(plan.variant,
+                                 f"{step} failed\n{compiler_errors(exc, log_path)}",
+                                 log_path=log_path) from None
+            # the kept compiler identification did not fit: forget it, configure from scratch
+            compiler_id_cache.drop(kept, id_key, build_dir)
+            try:
+                run(cmd, log_path=log_path, what=step, env=configure_env)
+            except CommandError as exc2:
+                raise BuildError(plan.variant,
+                                 f"{step} failed\n{compiler_errors(exc2, log_path)}",
+                                 log_path=log_path) from None
         if cmd is configure and kept is not None:
+            compiler_id_cache.keep(kept, id_key, build_dir)
             store(kept, key, build_dir)
     atomic_write_text(stamp, configured)
     found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
