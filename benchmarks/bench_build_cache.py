@@ -1,19 +1,27 @@
 """Build times of a scaffolded example, one process, side by side:
 
-* kernelkit ``build`` cold (empty compiler, probe and configure caches, no CMake tree),
+* kernelkit ``build`` cold (empty compiler, probe, configure and compiler-identification
+  caches, no CMake tree),
+* kernelkit cold on a machine where kernelkit has built before ("known toolchain"): the same
+  empty caches, but the compiler identification of the (untimed) warm-up build is kept,
 * kernelkit warm-cache (``build/`` and ``_cmake_build/`` deleted, the caches kept: what a clean
-  rebuild on the same machine costs; a second checkout also configures, ~2-4 s more),
+  rebuild on the same machine costs),
+* kernelkit in another checkout (a copy of the project elsewhere, the caches kept: configures
+  afresh, with the compilers as identified before, and every compile hits),
 * kernelkit no-op (everything in place: ninja has nothing to do),
 * kernelkit cold again without the compiler cache (``KERNELKIT_CCACHE=0``): the compile
   schedule alone, without what ccache costs on a miss,
 * ``torch.utils.cpp_extension.load`` of the same sources, cold and no-op (its own build dir).
 
 Usage: ``python benchmarks/bench_build_cache.py [--backend cpu|cuda] [--template img2gray]
-[--out FILE] [--log-dir DIR]``; with ``--log-dir`` each kernelkit run's ``-v`` log (every
-external command with its duration) is kept there. CUDA builds use the toolkit's full
-capability list unless ``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension gets the same
-list through ``TORCH_CUDA_ARCH_LIST``. Ratios are against the cold kernelkit build of the same
-run.
+[--repeat N] [--out FILE] [--log-dir DIR]``; with ``--log-dir`` each kernelkit run's ``-v``
+log (every external command with its duration) is kept there. CUDA builds use the toolkit's
+full capability list unless ``KERNELKIT_CUDA_CAPABILITIES`` is set; cpp_extension gets the same
+list through ``TORCH_CUDA_ARCH_LIST``. ``--repeat N`` times both cold builds N times, taking
+turns (kernelkit, cpp_extension, kernelkit, ...; each kernelkit run with empty caches of its
+own, each cpp_extension run in a new build directory), and reports every sample and the
+median; the ratios are of medians. The warm-cache, other-checkout and no-op builds use the
+first cold run's caches.
 
 Before anything is timed, every file the compiles read (headers, torch's libraries, the
 compilers' own programs) is read once, and a copy of the project is built once (untimed, with
@@ -28,10 +36,12 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -101,25 +111,38 @@ def scaffold(dest: Path, template: str, backend: str) -> Path:
     return project
 
 
-def bench_kernelkit(project: Path, backend: str, env: dict[str, str],
-                    log_dir: Path | None) -> dict[str, float]:
-    cmd = [sys.executable, "-m", "kernelkit", *(["-v"] if log_dir else []), "build",
-           str(project), "--backend", backend, "--json"]
+def kernelkit_cmd(project: Path, backend: str, verbose: bool) -> list[str]:
+    return [sys.executable, "-m", "kernelkit", *(["-v"] if verbose else []), "build",
+            str(project), "--backend", backend, "--json"]
 
-    def log(name: str) -> Path | None:
-        return log_dir / f"kernelkit_{backend}_{name}.log" if log_dir else None
 
-    cold = timed(cmd, env, log=log("cold"))
+def caches(root: Path) -> dict[str, str]:
+    """Empty caches of kernelkit's own under ``root``."""
+    return {"KERNELKIT_CCACHE_DIR": str(root / "ccache"),
+            "KERNELKIT_PROBE_CACHE": str(root / "probe"),
+            "KERNELKIT_CONFIGURE_CACHE": str(root / "configure")}
+
+
+def bench_kernelkit_rebuilds(project: Path, backend: str, env: dict[str, str],
+                             log: Callable[[str], Path | None]) -> dict[str, float]:
+    """After a cold build of ``project`` with ``env``'s caches: the clean rebuild, the build in
+    another checkout, the no-op, and a cold build without the compiler cache."""
+    verbose = log("cold") is not None  # -v when the logs are kept
+    cmd = kernelkit_cmd(project, backend, verbose)
     shutil.rmtree(project / "build")
     shutil.rmtree(project / "_cmake_build")
     warm = timed(cmd, env, log=log("warm_cache"))
     noop = timed(cmd, env, log=log("noop"))
+    other = project.parent.parent / "other-checkout" / project.name
+    shutil.copytree(project, other, ignore=shutil.ignore_patterns("build", "_cmake_build"))
+    other_checkout = timed(kernelkit_cmd(other, backend, verbose), env,
+                           log=log("other_checkout"))
     shutil.rmtree(project / "build")
     shutil.rmtree(project / "_cmake_build")
     bare = {**env, "KERNELKIT_CCACHE": "0",
             "KERNELKIT_CONFIGURE_CACHE": env["KERNELKIT_CONFIGURE_CACHE"] + "-bare"}
     no_cache = timed(cmd, bare, log=log("cold_without_compiler_cache"))
-    return {"cold_s": cold, "warm_cache_s": warm, "noop_s": noop,
+    return {"warm_cache_s": warm, "other_checkout_s": other_checkout, "noop_s": noop,
             "cold_without_compiler_cache_s": no_cache}
 
 
@@ -145,15 +168,14 @@ def cpp_extension_spec(project: Path, backend: str, work: Path) -> dict[str, obj
             "cuda_cflags": ["-O3", define, f"-DTORCH_EXTENSION_NAME={name}"]}
 
 
-def bench_cpp_extension(project: Path, backend: str, work: Path,
-                        env: dict[str, str]) -> dict[str, float]:
+def cpp_extension_cmd(project: Path, backend: str, work: Path) -> list[str]:
+    """A cpp_extension build of ``project``'s sources in ``work/build`` (new: a cold build)."""
     spec_file = work / "spec.json"
     (work / "build").mkdir(parents=True)
     spec_file.write_text(json.dumps(cpp_extension_spec(project, backend, work)))
     script = work / "plain.py"
     script.write_text(CPP_EXTENSION)
-    cmd = [sys.executable, str(script), str(spec_file)]
-    return {"cold_s": timed(cmd, env), "noop_s": timed(cmd, env)}
+    return [sys.executable, str(script), str(spec_file)]
 
 
 def arch_list(env: dict[str, str]) -> list[str]:
@@ -174,6 +196,7 @@ def main() -> int:
     parser.add_argument("--template", default="img2gray")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--log-dir", type=Path, default=None)
+    parser.add_argument("--repeat", type=int, default=1)
     opts = parser.parse_args()
     out = opts.out or HERE / "results" / f"build_cache_{opts.backend}.json"
     env = {**os.environ}
@@ -183,9 +206,6 @@ def main() -> int:
         "template": opts.template, "backend": opts.backend}
     with tempfile.TemporaryDirectory(prefix="kk-bench-cache-") as tmp:
         work = Path(tmp)
-        env["KERNELKIT_CCACHE_DIR"] = str(work / "ccache")
-        env["KERNELKIT_PROBE_CACHE"] = str(work / "probe")
-        env["KERNELKIT_CONFIGURE_CACHE"] = str(work / "configure")
         results["page_cache_warmed_bytes"] = warm_page_cache(opts.backend)
         env["TORCH_EXTENSIONS_DIR"] = str(work / "torch-extensions")
         if opts.backend == "cuda":
@@ -200,19 +220,64 @@ def main() -> int:
         shutil.copytree(project, warmup)
         results["warmup_build_s"] = timed(
             [sys.executable, "-m", "kernelkit", "build", str(warmup), "--backend", opts.backend,
-             "--json"],
-            {**env, "KERNELKIT_CCACHE": "0", "KERNELKIT_PROBE_CACHE": str(work / "probe-w"),
-             "KERNELKIT_CONFIGURE_CACHE": str(work / "configure-w")})
-        kk = bench_kernelkit(project, opts.backend, env, opts.log_dir)
-        plain = bench_cpp_extension(project, opts.backend, work / "plain", env)
-    results["kernelkit"] = kk
-    results["cpp_extension"] = plain
+             "--json"], {**env, **caches(work / "warmup-caches"), "KERNELKIT_CCACHE": "0"})
+
+        def log(name: str) -> Path | None:
+            return (opts.log_dir / f"kernelkit_{opts.backend}_{name}.log"
+                    if opts.log_dir else None)
+
+        from kernelkit.builder.configure_cache import ID_DIR
+
+        known_ids = work / "warmup-caches" / "configure" / ID_DIR
+        colds: list[float] = []
+        colds_known: list[float] = []
+        plains: list[float] = []
+        for i in range(max(1, opts.repeat)):  # taking turns: drift of the machine hits all
+            run_dir = work / f"run{i}"
+            shutil.copytree(project, run_dir / "kk" / opts.template)
+            colds.append(timed(kernelkit_cmd(run_dir / "kk" / opts.template, opts.backend,
+                                             opts.log_dir is not None),
+                               {**env, **caches(run_dir)}, log=log(f"cold{i}")))
+            # the same, on a machine where kernelkit has built before: only the compiler
+            # identification (toolchain facts, no project's) is known, from the warm-up build
+            known = work / f"known{i}"
+            shutil.copytree(project, known / "kk" / opts.template)
+            shutil.copytree(known_ids, known / "configure" / ID_DIR)
+            colds_known.append(timed(kernelkit_cmd(known / "kk" / opts.template, opts.backend,
+                                                   opts.log_dir is not None),
+                                     {**env, **caches(known)}, log=log(f"cold_known{i}")))
+            plains.append(timed(cpp_extension_cmd(project, opts.backend, run_dir / "plain"),
+                                env))
+            partial = {**results, "partial": {"kernelkit_cold_s": colds,
+                                              "kernelkit_cold_known_toolchain_s": colds_known,
+                                              "cpp_extension_cold_s": plains}}
+            out.parent.mkdir(parents=True, exist_ok=True)  # kept if a time limit cuts the run
+            out.write_text(json.dumps(partial, indent=2) + "\n")
+        first = work / "run0"
+        rebuilds = bench_kernelkit_rebuilds(first / "kk" / opts.template, opts.backend,
+                                            {**env, **caches(first)}, log)
+        plain_noop = timed([sys.executable, str(first / "plain" / "plain.py"),
+                            str(first / "plain" / "spec.json")], env)
+    cold, plain_cold = round(statistics.median(colds), 2), round(statistics.median(plains), 2)
+    cold_known = round(statistics.median(colds_known), 2)
+    results["kernelkit"] = {"cold_s": cold, "cold_samples_s": colds,
+                            "cold_known_toolchain_s": cold_known,
+                            "cold_known_toolchain_samples_s": colds_known, **rebuilds}
+    results["cpp_extension"] = {"cold_s": plain_cold, "cold_samples_s": plains,
+                                "noop_s": plain_noop}
     results["ratios"] = {
-        "warm_cache_over_cold": round(kk["warm_cache_s"] / kk["cold_s"], 3),
-        "noop_over_cold": round(kk["noop_s"] / kk["cold_s"], 3),
-        "kernelkit_cold_over_cpp_extension_cold": round(kk["cold_s"] / plain["cold_s"], 3),
+        "warm_cache_over_cold": round(rebuilds["warm_cache_s"] / cold, 3),
+        "other_checkout_over_cold": round(rebuilds["other_checkout_s"] / cold, 3),
+        "noop_over_cold": round(rebuilds["noop_s"] / cold, 3),
+        "kernelkit_cold_over_cpp_extension_cold": round(cold / plain_cold, 3),
+        "kernelkit_cold_over_cpp_extension_cold_per_turn": [
+            round(k / c, 3) for k, c in zip(colds, plains, strict=True)],
+        "kernelkit_cold_known_toolchain_over_cpp_extension_cold": round(
+            cold_known / plain_cold, 3),
+        "kernelkit_cold_known_toolchain_over_cpp_extension_cold_per_turn": [
+            round(k / c, 3) for k, c in zip(colds_known, plains, strict=True)],
         "kernelkit_cold_without_compiler_cache_over_cpp_extension_cold": round(
-            kk["cold_without_compiler_cache_s"] / plain["cold_s"], 3),
+            rebuilds["cold_without_compiler_cache_s"] / plain_cold, 3),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

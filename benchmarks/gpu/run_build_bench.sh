@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # GPU run for the build work (issue 14) and the templates (thin wrappers), on the H200 with the
 # machine's own python3/torch. Writes at most 8 files to $OUT (the device tool's limit):
-#   build_cache_cuda.json  kernelkit cold / warm-cache / no-op vs torch.utils.cpp_extension,
+#   configure_cuda.json    a fresh CMake configure with CUDA: as is, GPU hidden, seeded with
+#                          the kept compiler identification
+#   build_cache_cuda.json  kernelkit cold (BENCH_REPEAT turns with cpp_extension, default 3) /
+#                          warm-cache / other checkout / no-op vs torch.utils.cpp_extension,
 #                          img2gray CUDA variant for every CUDA 13 architecture
+#                          (SKIP_BUILD_BENCH=1 skips these two, SKIP_CONFIGURE=1 the first)
 #   nvcc_phases.json       one all-architecture .cu: nvcc's phases, ccache miss cost (both modes)
 #   small_call_cuda.json   template ops: generated wrapper vs raw torch.ops call vs eager
 #                          (SKIP_TEMPLATES=1 skips the templates' build/check/test and this)
@@ -32,9 +36,13 @@ step() {  # step NAME LOG -- command...
   python3 -c "import sys, torch; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda)"
   nvcc --version | tail -2; nproc; free -g | head -2; ccache --version | head -1; } > "$OUT/machine.txt" 2>&1
 : > "$OUT/summary.txt"
-step "build benchmark (img2gray cuda, all archs)" build.log -- \
-  python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --out "$OUT/build_cache_cuda.json" \
-  --log-dir "$LOGS/build_runs"
+if [ -z "${SKIP_BUILD_BENCH:-}" ]; then  # SKIP_BUILD_BENCH=1: the templates' part alone
+  [ -n "${SKIP_CONFIGURE:-}" ] || step "configure benchmark (fresh / GPU hidden / seeded)" configure.log -- \
+    python3 "$ROOT/benchmarks/bench_configure.py" --repeat 5 --out "$OUT/configure_cuda.json"
+  step "build benchmark (img2gray cuda, all archs)" build.log -- \
+    python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --repeat "${BENCH_REPEAT:-3}" \
+    --out "$OUT/build_cache_cuda.json" --log-dir "$LOGS/build_runs"
+fi
 if [ -z "${SKIP_PHASES:-}" ]; then  # SKIP_PHASES=1: the build benchmark alone
   step "nvcc phases (img2gray .cu, all archs)" nvcc_phases.log -- \
     python3 "$ROOT/benchmarks/bench_nvcc_phases.py" --out "$OUT/nvcc_phases.json"
@@ -45,11 +53,18 @@ if [ -n "${SKIP_TEMPLATES:-}" ]; then
   exit $status
 fi
 export KERNELKIT_CUDA_CAPABILITIES=${KERNELKIT_CUDA_CAPABILITIES:-9.0}
+# one configure cache for both: activation's configures take the compiler identification that
+# img2gray's left (compiler_id_cache), so its build, check and tests cover seeded CUDA trees
+export KERNELKIT_CONFIGURE_CACHE=$W/configure
 for ex in img2gray activation; do
   P=$W/$ex
   step "$ex: init" "$ex.log" -- python3 -m kernelkit init "$P" --name "kernelkit-examples/$ex" --template "$ex"
   git -C "$P" -c user.name=gpu -c user.email=gpu@kernelkit.invalid commit -qm init >/dev/null 2>&1
   step "$ex: build (cuda + cpu)" "$ex.log" -- python3 -m kernelkit build "$P"
+  for log in "$P"/_cmake_build/*/build.log; do
+    echo "$ex $(basename "$(dirname "$log")"): compiler identifications run: $(grep -c 'compiler identification' "$log")" \
+      | tee -a "$OUT/summary.txt"
+  done
   step "$ex: check" "$ex.log" -- python3 -m kernelkit check "$P/build"
   step "$ex: kernelkit test (own tests, cuda variant)" "$ex.log" -- python3 -m kernelkit test "$P"
 done

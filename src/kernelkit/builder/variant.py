@@ -172,8 +172,12 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         stamp.unlink(missing_ok=True)
     id_key = compiler_id_cache.identification_key(configure, environ, tool_paths)
     # CMake's configure-time probes (try_compile scratch projects) go through the launcher too;
-    # the hits and misses reported are the build's units alone
-    configure_env = {**environ, "CCACHE_STATSLOG": str(workdir / "ccache-configure-stats.log")}
+    # the hits and misses reported are the build's units alone. The GPUs are hidden from the
+    # configure: CMake's CUDA ABI probe would open them to list their architectures, which
+    # kernelkit never uses (it names the architectures), 0.2 s on the H200
+    # (benchmarks/results/configure_cuda.json).
+    configure_env = {**environ, "CCACHE_STATSLOG": str(workdir / "ccache-configure-stats.log"),
+                     "CUDA_VISIBLE_DEVICES": ""}
     for step, cmd in steps:
         if cmd is build:
             progress.started = time.monotonic()
