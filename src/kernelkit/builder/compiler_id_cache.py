@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from kernelkit.builder.configure_cache import ID_DIR
+from kernelkit.builder.configure_cache import ID_DIR, tool_identity
 from kernelkit.util.fs import atomic_write_text
 
 DIRNAME = ID_DIR  # under the configure cache directory
@@ -36,16 +36,6 @@ SEED_DEFINE = "-DCMAKE_PLATFORM_INFO_INITIALIZED=1"
 _BINUTILS = ("ar", "ranlib", "ld", "nm", "objcopy", "objdump", "strip", "readelf", "addr2line")
 _ENV = ("CC", "CXX", "CUDACXX", "CUDAHOSTCXX", "CFLAGS", "CXXFLAGS", "CUDAFLAGS", "LDFLAGS",
         "CUDA_PATH", "CUDA_HOME", "SDKROOT")
-
-
-def _stat_id(path: Path | None) -> str:
-    if path is None:
-        return "-"
-    try:
-        st = path.stat()
-    except OSError:
-        return f"{path}:missing"
-    return f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def identification_key(configure: Iterable[str], environ: Mapping[str, str],
@@ -62,7 +52,7 @@ def identification_key(configure: Iterable[str], environ: Mapping[str, str],
     path = environ.get("PATH")
     found = [shutil.which(name, path=path) for name in _BINUTILS]
     for tool in [*tools, *(Path(f) if f else None for f in found)]:
-        h.update(_stat_id(tool).encode() + b"\0")
+        h.update(tool_identity(tool).encode() + b"\0")
     return h.hexdigest()[:40]
 
 

@@ -40,7 +40,9 @@ def configure_cache_dir(environ: Mapping[str, str]) -> Path | None:
     return Path(given) if given else user_cache_dir(environ) / "configure"
 
 
-def _stat_id(path: Path | None) -> str:
+def tool_identity(path: Path | None) -> str:
+    """``path:size:mtime_ns`` of a program (``-`` for none, ``path:missing``): a reinstalled
+    tool is another identity."""
     if path is None:
         return "-"
     try:
@@ -56,7 +58,7 @@ def configure_key(fingerprint: str, inputs: Path, build_dir: Path,
     project), the build directory, and the identity of each tool."""
     h = hashlib.sha256(f"{fingerprint}\0{build_dir.resolve()}\0".encode())
     for tool in tools:
-        h.update(_stat_id(tool).encode() + b"\0")
+        h.update(tool_identity(tool).encode() + b"\0")
     for path in sorted(p for p in inputs.rglob("*") if p.is_file()):
         h.update(path.relative_to(inputs).as_posix().encode() + b"\0")
         h.update(hashlib.sha256(path.read_bytes()).digest())

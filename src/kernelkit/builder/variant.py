@@ -170,7 +170,6 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         steps = steps[1:]  # the same configure was kept from an earlier build in this place
     else:
         stamp.unlink(missing_ok=True)
-    id_key = compiler_id_cache.identification_key(configure, environ, tool_paths)
     # CMake's configure-time probes (try_compile scratch projects) go through the launcher too;
     # the hits and misses reported are the build's units alone. The GPUs are hidden from the
     # configure: CMake's CUDA ABI probe would open them to list their architectures, which
@@ -178,30 +177,19 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     # (benchmarks/results/configure_cuda.json).
     configure_env = {**environ, "CCACHE_STATSLOG": str(workdir / "ccache-configure-stats.log"),
                      "CUDA_VISIBLE_DEVICES": ""}
+    ids = None if kept is None else (
+        kept, compiler_id_cache.identification_key(configure, environ, tool_paths))
     for step, cmd in steps:
-        if cmd is build:
-            progress.started = time.monotonic()
-        seeded = (cmd is configure and kept is not None
-                  and compiler_id_cache.seed(kept, id_key, build_dir))
         try:
-            run([*cmd, compiler_id_cache.SEED_DEFINE] if seeded else cmd, log_path=log_path,
-                what=step, env=environ if cmd is build else configure_env,
-                on_line=on_line if cmd is build else None)
+            if cmd is configure:
+                _configure(cmd, build_dir, ids, log_path=log_path, what=step, env=configure_env)
+            else:
+                progress.started = time.monotonic()
+                run(cmd, log_path=log_path, what=step, env=environ, on_line=on_line)
         except CommandError as exc:
-            if not seeded or kept is None:
-                raise BuildError(plan.variant,
-                                 f"{step} failed\n{compiler_errors(exc, log_path)}",
-                                 log_path=log_path) from None
-            # the kept compiler identification did not fit: forget it, configure from scratch
-            compiler_id_cache.drop(kept, id_key, build_dir)
-            try:
-                run(cmd, log_path=log_path, what=step, env=configure_env)
-            except CommandError as exc2:
-                raise BuildError(plan.variant,
-                                 f"{step} failed\n{compiler_errors(exc2, log_path)}",
-                                 log_path=log_path) from None
+            raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
+                             log_path=log_path) from None
         if cmd is configure and kept is not None:
-            compiler_id_cache.keep(kept, id_key, build_dir)
             store(kept, key, build_dir)
     atomic_write_text(stamp, configured)
     found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
@@ -209,6 +197,25 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
                          log_path=log_path)
     return found[0]
+
+
+def _configure(cmd: list[str], build_dir: Path, ids: tuple[Path, str] | None, *,
+               log_path: Path, what: str, env: Mapping[str, str]) -> None:
+    """Run CMake's configure; a new build directory first gets the compiler identification kept
+    for this toolchain (``ids``: the configure cache and the identification key), and one
+    CMake cannot use is dropped and the configure repeated without it. Raises
+    :class:`CommandError` when the configure fails."""
+    seeded = ids is not None and compiler_id_cache.seed(*ids, build_dir)
+    try:
+        run([*cmd, compiler_id_cache.SEED_DEFINE] if seeded else cmd, log_path=log_path,
+            what=what, env=env)
+    except CommandError:
+        if ids is None or not seeded:
+            raise
+        compiler_id_cache.drop(*ids, build_dir)
+        run(cmd, log_path=log_path, what=what, env=env)
+    if ids is not None:
+        compiler_id_cache.keep(*ids, build_dir)
 
 
 def _tool_paths(tools: Tools, env: BuildEnvironment,
