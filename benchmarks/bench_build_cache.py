@@ -124,10 +124,10 @@ def caches(root: Path) -> dict[str, str]:
 
 
 def bench_kernelkit_rebuilds(project: Path, backend: str, env: dict[str, str],
-                             log: Callable[[str], Path | None]) -> dict[str, float]:
+                             log: Callable[[str], Path | None],
+                             verbose: bool) -> dict[str, float]:
     """After a cold build of ``project`` with ``env``'s caches: the clean rebuild, the build in
     another checkout, the no-op, and a cold build without the compiler cache."""
-    verbose = log("cold") is not None  # -v when the logs are kept
     cmd = kernelkit_cmd(project, backend, verbose)
     shutil.rmtree(project / "build")
     shutil.rmtree(project / "_cmake_build")
@@ -178,6 +178,11 @@ def cpp_extension_cmd(project: Path, backend: str, work: Path) -> list[str]:
     return [sys.executable, str(script), str(spec_file)]
 
 
+def write_json(out: Path, data: dict[str, object]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def arch_list(env: dict[str, str]) -> list[str]:
     from kernelkit.builder.toolkit import find_cuda_toolkit
     from kernelkit.variants.matrix import default_cuda_capabilities
@@ -219,8 +224,9 @@ def main() -> int:
         warmup = work / "warmup" / opts.template
         shutil.copytree(project, warmup)
         results["warmup_build_s"] = timed(
-            [sys.executable, "-m", "kernelkit", "build", str(warmup), "--backend", opts.backend,
-             "--json"], {**env, **caches(work / "warmup-caches"), "KERNELKIT_CCACHE": "0"})
+            kernelkit_cmd(warmup, opts.backend, False),
+            {**env, **caches(work / "warmup-caches"), "KERNELKIT_CCACHE": "0"})
+        verbose = opts.log_dir is not None  # -v when the logs are kept
 
         def log(name: str) -> Path | None:
             return (opts.log_dir / f"kernelkit_{opts.backend}_{name}.log"
@@ -232,11 +238,12 @@ def main() -> int:
         colds: list[float] = []
         colds_known: list[float] = []
         plains: list[float] = []
+        plain_cmds: list[list[str]] = []
         for i in range(max(1, opts.repeat)):  # taking turns: drift of the machine hits all
             run_dir = work / f"run{i}"
             shutil.copytree(project, run_dir / "kk" / opts.template)
             colds.append(timed(kernelkit_cmd(run_dir / "kk" / opts.template, opts.backend,
-                                             opts.log_dir is not None),
+                                             verbose),
                                {**env, **caches(run_dir)}, log=log(f"cold{i}")))
             # the same, on a machine where kernelkit has built before: only the compiler
             # identification (toolchain facts, no project's) is known, from the warm-up build
@@ -244,20 +251,18 @@ def main() -> int:
             shutil.copytree(project, known / "kk" / opts.template)
             shutil.copytree(known_ids, known / "configure" / ID_DIR)
             colds_known.append(timed(kernelkit_cmd(known / "kk" / opts.template, opts.backend,
-                                                   opts.log_dir is not None),
+                                                   verbose),
                                      {**env, **caches(known)}, log=log(f"cold_known{i}")))
-            plains.append(timed(cpp_extension_cmd(project, opts.backend, run_dir / "plain"),
-                                env))
-            partial = {**results, "partial": {"kernelkit_cold_s": colds,
-                                              "kernelkit_cold_known_toolchain_s": colds_known,
-                                              "cpp_extension_cold_s": plains}}
-            out.parent.mkdir(parents=True, exist_ok=True)  # kept if a time limit cuts the run
-            out.write_text(json.dumps(partial, indent=2) + "\n")
+            plain_cmds.append(cpp_extension_cmd(project, opts.backend, run_dir / "plain"))
+            plains.append(timed(plain_cmds[-1], env))
+            write_json(out, {**results,  # kept if a time limit cuts the run
+                             "partial": {"kernelkit_cold_s": colds,
+                                         "kernelkit_cold_known_toolchain_s": colds_known,
+                                         "cpp_extension_cold_s": plains}})
         first = work / "run0"
         rebuilds = bench_kernelkit_rebuilds(first / "kk" / opts.template, opts.backend,
-                                            {**env, **caches(first)}, log)
-        plain_noop = timed([sys.executable, str(first / "plain" / "plain.py"),
-                            str(first / "plain" / "spec.json")], env)
+                                            {**env, **caches(first)}, log, verbose)
+        plain_noop = timed(plain_cmds[0], env)  # the first cold build's directory, again
     cold, plain_cold = round(statistics.median(colds), 2), round(statistics.median(plains), 2)
     cold_known = round(statistics.median(colds_known), 2)
     results["kernelkit"] = {"cold_s": cold, "cold_samples_s": colds,
@@ -279,8 +284,7 @@ def main() -> int:
         "kernelkit_cold_without_compiler_cache_over_cpp_extension_cold": round(
             rebuilds["cold_without_compiler_cache_s"] / plain_cold, 3),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    write_json(out, results)
     print(json.dumps(results, indent=2))
     return 0
 

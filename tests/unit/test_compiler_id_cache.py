@@ -57,7 +57,7 @@ def test_keep_seed_and_languages_added_later(tmp_path: Path) -> None:
     assert not ids.seed(cache, "k", fresh)  # nothing kept yet
     _configured(first, "C", "CXX")
     ids.keep(cache, "k", first)
-    kept = cache / ids.DIRNAME / "k" / "4.4.5"
+    kept = cache / ids.ID_DIR / "k" / "4.4.5"
     assert sorted(p.name for p in kept.iterdir()) == \
         ["CMakeCCompiler.cmake", "CMakeCXXCompiler.cmake", "CMakeSystem.cmake"]
     assert ids.seed(cache, "k", fresh)
@@ -69,13 +69,13 @@ def test_keep_seed_and_languages_added_later(tmp_path: Path) -> None:
     ids.keep(cache, "k", tmp_path / "c")
     assert (kept / "CMakeCUDACompiler.cmake").is_file()
     ids.drop(cache, "k", fresh)
-    assert not (cache / ids.DIRNAME / "k").exists() and not fresh.exists()
+    assert not (cache / ids.ID_DIR / "k").exists() and not fresh.exists()
 
 
 def test_configure_cache_prune_leaves_the_identification_alone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(configure_cache, "KEEP", 0)
-    (tmp_path / ids.DIRNAME / "k").mkdir(parents=True)
+    (tmp_path / ids.ID_DIR / "k").mkdir(parents=True)
     (tmp_path / "0123abcd").mkdir()
     configure_cache._prune(tmp_path)
-    assert [p.name for p in tmp_path.iterdir()] == [ids.DIRNAME]
+    assert [p.name for p in tmp_path.iterdir()] == [ids.ID_DIR]

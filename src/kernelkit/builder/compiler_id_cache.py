@@ -31,7 +31,6 @@ from pathlib import Path
 from kernelkit.builder.configure_cache import ID_DIR, tool_identity
 from kernelkit.util.fs import atomic_write_text
 
-DIRNAME = ID_DIR  # under the configure cache directory
 SEED_DEFINE = "-DCMAKE_PLATFORM_INFO_INITIALIZED=1"
 _BINUTILS = ("ar", "ranlib", "ld", "nm", "objcopy", "objdump", "strip", "readelf", "addr2line")
 _ENV = ("CC", "CXX", "CUDACXX", "CUDAHOSTCXX", "CFLAGS", "CXXFLAGS", "CUDAFLAGS", "LDFLAGS",
@@ -68,8 +67,8 @@ def seed(cache: Path, key: str, build_dir: Path) -> bool:
     """Put the kept identification of ``key`` into ``build_dir``, a directory CMake has not
     configured yet; ``True`` when there was one (the configure must then be given
     :data:`SEED_DEFINE`)."""
-    kept = cache / DIRNAME / key
-    files = sorted(kept.glob("*/CMakeSystem.cmake")) if kept.is_dir() else []
+    kept = cache / ID_DIR / key
+    files = sorted(kept.glob("*/CMakeSystem.cmake"))
     if not files or (build_dir / "CMakeCache.txt").exists():
         return False
     version_dir = files[0].parent
@@ -89,7 +88,7 @@ def keep(cache: Path, key: str, build_dir: Path) -> None:
     fresh configure its identification)."""
     try:
         for path in _platform_files(build_dir):
-            dest = cache / DIRNAME / key / path.parent.name / path.name
+            dest = cache / ID_DIR / key / path.parent.name / path.name
             if not dest.is_file():
                 atomic_write_text(dest, path.read_text(encoding="utf-8"))
     except OSError:
@@ -99,5 +98,5 @@ def keep(cache: Path, key: str, build_dir: Path) -> None:
 def drop(cache: Path, key: str, build_dir: Path) -> None:
     """Forget ``key``'s entry (it did not fit this toolchain) and clear ``build_dir``, which a
     configure with it left half made."""
-    shutil.rmtree(cache / DIRNAME / key, ignore_errors=True)
+    shutil.rmtree(cache / ID_DIR / key, ignore_errors=True)
     shutil.rmtree(build_dir, ignore_errors=True)

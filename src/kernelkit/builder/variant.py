@@ -177,8 +177,9 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     # (benchmarks/results/configure_cuda.json).
     configure_env = {**environ, "CCACHE_STATSLOG": str(workdir / "ccache-configure-stats.log"),
                      "CUDA_VISIBLE_DEVICES": ""}
-    ids = None if kept is None else (
-        kept, compiler_id_cache.identification_key(configure, environ, tool_paths))
+    ids = None  # (configure cache, identification key), only when a configure runs
+    if kept is not None and steps[0][1] is configure:
+        ids = (kept, compiler_id_cache.identification_key(configure, environ, tool_paths))
     for step, cmd in steps:
         try:
             if cmd is configure:
