@@ -106,3 +106,60 @@ def test_upload_to_a_git_remote(tmp_path: Path, remote_root: Path) -> None:
     local = LocalGitHub(tmp_path / "clone")
     assert local.resolve(REPO, "v1.0.0") == result.commit
     assert local.list_dirs(REPO, result.commit) == ["torch213-cxx11-cpu-x86_64-linux"]
+
+
+# --- download progress: the network bytes move in git fetch --------------------------------
+
+
+def test_get_kernel_shows_the_git_fetch_as_it_arrives(tmp_path: Path, remote_root: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hub from ``KERNELKIT_HUB`` gets the loader's fetch observer: git's own "Receiving
+    objects" lines (a kept pack's index-pack prints them, bytes included) reach the progress
+    reporter while the fetch runs, before any variant's size is known; the mirror keeps what
+    arrived as one pack."""
+    import os
+
+    from kernelkit.artifact.layout import seal_variant
+    from kernelkit.artifact.metadata import Metadata
+    from kernelkit.loader import api
+    from kernelkit.loader.progress import DownloadStatus, use_progress_reporter
+    from kernelkit.variants.host import detect_system
+
+    host = detect_system().arch_variant() or "torch-cpu"
+    vdir = make_variant(tmp_path / "build", host)
+    (vdir / "weights.bin").write_bytes(os.urandom(20 << 20))
+    seal_variant(vdir, Metadata.read(vdir / "metadata.json"))
+    files = {f"build/{host}/{p.relative_to(vdir).as_posix()}": p
+             for p in sorted(vdir.rglob("*")) if p.is_file()}
+    url = f"git+file://{remote_root}"
+    GitRemoteHub(url, tmp_path / "publisher").publish(REPO, "main", files)
+
+    monkeypatch.setenv("KERNELKIT_HUB", url)
+    monkeypatch.setenv("KERNELKIT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("KERNELKIT_PROGRESS_MIN_BYTES", "0")
+    seen: list[DownloadStatus] = []
+    with use_progress_reporter(seen.append):
+        path = api.install_kernel(REPO, revision="main")
+    assert (path / "weights.bin").stat().st_size == 20 << 20
+    fetch = [s for s in seen if s.label == f"{REPO} (git fetch)"]
+    assert fetch and fetch[-1].finished and not fetch[-1].failed
+    assert all(s.total_bytes is None for s in fetch[:-1])  # git learns the size as it arrives
+    assert fetch[-1].total_bytes is not None and fetch[-1].total_bytes >= 20 << 20
+    assert "receiving objects" in {s.step[0] for s in fetch if s.step}
+    # then the variant itself comes out of the mirror, with its listed size
+    assert seen[-1].label.startswith(f"{REPO}@") and seen[-1].finished
+    mirror = next((tmp_path / "cache").rglob("demo.git"))
+    assert list((mirror / "objects" / "pack").glob("*.pack"))
+    assert not [d for d in (mirror / "objects").iterdir() if len(d.name) == 2]  # no loose
+
+
+def test_a_failing_fetch_with_an_observer_says_what_git_said(tmp_path: Path) -> None:
+    from kernelkit.hub.git_remote import FetchStatus
+
+    hub = GitRemoteHub(f"git+file://{tmp_path / 'nowhere'}", tmp_path / "cache")
+    seen: list[FetchStatus] = []
+    hub.fetch_observer = seen.append
+    with pytest.raises(HubError, match=r"(?s)cannot read kernel repository acme/demo.*"
+                                       r"does not appear to be a git repository"):
+        hub.list_refs(REPO)
+    assert seen == []  # nothing was received, so nothing was shown

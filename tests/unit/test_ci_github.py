@@ -114,12 +114,28 @@ def test_one_job_per_variant(targets: list[BuildTarget]) -> None:
     assert upload["uses"] == "actions/upload-artifact@v4"
     assert upload["with"] == {"name": "build-${{ matrix.variant }}", "path": "build/",
                               "if-no-files-found": "error", "retention-days": 7}
+    check_compile_caches(j["build"], "build-${{ matrix.variant }}")
     merge = j["merge"]
     assert merge["needs"] == "build"
     download = next(s for s in merge["steps"] if s.get("uses", "").startswith("actions/down"))
     assert download == {"uses": "actions/download-artifact@v4",
                         "with": {"pattern": "build-*", "path": "shards"}}
     assert step_runs(merge)[-2:] == ["kernelkit merge build shards/*", "kernelkit check ."]
+
+
+def check_compile_caches(build: dict[str, Any], artifact: str) -> None:
+    """Each build job restores its ccache and configure cache before building and saves them
+    after (actions/cache), keyed per job and commit, restored from the job's newest entry."""
+    steps = build["steps"]
+    cache = next(i for i, s in enumerate(steps) if s.get("uses") == "actions/cache@v4")
+    build_step = next(i for i, s in enumerate(steps) if s.get("name") == "Build")
+    assert cache < build_step
+    kept = steps[cache]["with"]
+    assert kept["key"] == f"kernelkit-{artifact}-${{{{ github.sha }}}}"
+    assert kept["restore-keys"] == f"kernelkit-{artifact}-"
+    env = steps[build_step]["env"]
+    assert set(env) == {"KERNELKIT_CCACHE_DIR", "KERNELKIT_CONFIGURE_CACHE"}
+    assert all(v.startswith(kept["path"] + "/") for v in env.values())
 
 
 def test_shards_per_system(targets: list[BuildTarget]) -> None:
@@ -130,6 +146,7 @@ def test_shards_per_system(targets: list[BuildTarget]) -> None:
     assert step_runs(j["build"])[-1] == "kernelkit build --all --shard ${{ matrix.shard }}/3"
     assert j["build"]["steps"][-1]["with"]["name"] == \
         "build-${{ matrix.system }}-shard-${{ matrix.shard }}"
+    check_compile_caches(j["build"], "build-${{ matrix.system }}-shard-${{ matrix.shard }}")
 
 
 def test_upload_job_and_project_subdirectory(targets: list[BuildTarget]) -> None:

@@ -5,7 +5,9 @@ The workflow has
 
 * ``build``: a matrix job, one job per variant (``kernelkit build --variant NAME``) or per
   shard (``kernelkit build --all --shard K/N``), each uploading its ``build/`` as an artifact
-  ``build-<variant>`` / ``build-shard-<K>``;
+  ``build-<variant>`` / ``build-shard-<K>``; each job keeps its compiler cache (ccache) and
+  configure cache (with CMake's compiler identification) in ``actions/cache``, so a rebuild of
+  an unchanged or slightly changed project hits instead of compiling from nothing;
 * ``merge``: downloads every ``build-*`` artifact, ``kernelkit merge`` s them into ``build/``,
   runs ``kernelkit check`` and uploads the merged tree as the artifact ``kernels``;
 * ``upload`` (optional): on a push of a ``v*`` tag or a manual run, ``kernelkit upload``.
@@ -135,8 +137,16 @@ def _build_job(targets: Sequence[BuildTarget], o: WorkflowOptions) -> str:
 {matrix}
     steps:
 {_setup_steps(o)}
+      - uses: actions/cache@v4
+        with:
+          path: ${{{{ runner.temp }}}}/kernelkit-cache
+          key: {_q(f"kernelkit-{artifact}-${{{{ github.sha }}}}")}
+          restore-keys: {_q(f"kernelkit-{artifact}-")}
       - name: Build
         working-directory: {_q(o.project_dir)}
+        env:
+          KERNELKIT_CCACHE_DIR: ${{{{ runner.temp }}}}/kernelkit-cache/ccache
+          KERNELKIT_CONFIGURE_CACHE: ${{{{ runner.temp }}}}/kernelkit-cache/configure
         run: {_q(command)}
       - uses: actions/upload-artifact@v4
         with:

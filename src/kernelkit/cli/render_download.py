@@ -26,7 +26,8 @@ class RichReporter:
         if task is None:
             task = self.tasks[status.label] = self.bars.add_task(
                 status.label, total=status.total_bytes)
-        self.bars.update(task, completed=status.done_bytes)
+        # a git remote's fetch has no total until its last status (None leaves it unknown)
+        self.bars.update(task, completed=status.done_bytes, total=status.total_bytes)
         if status.finished:
             del self.tasks[status.label]  # a later download of the same variant gets a new bar
             if status.failed:

@@ -15,14 +15,14 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from kernelkit.errors import HubError
 from kernelkit.util.fs import temp_sibling
-from kernelkit.util.run import open_process, run_bytes
+from kernelkit.util.run import open_process, run, run_bytes
 
 ZERO_ID = "0" * 40
 _CHUNK = 1 << 20
@@ -35,6 +35,14 @@ class TreeEntry:
     mode: str
     oid: str
     size: int
+
+
+def _subcommand(args: Sequence[str]) -> str:
+    """``git <subcommand>`` of ``args``, past any ``-c name=value`` in front (for messages)."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    return f"git {args[i] if i < len(args) else ''}".strip()
 
 
 class GitRepo:
@@ -65,7 +73,16 @@ class GitRepo:
         """Run ``git --git-dir=<repo> <args>``; bytes out, stderr kept apart."""
         self.calls += 1
         return run_bytes(self.argv(args), input=input, check=check, env=self._env(env),
-                         what=f"git {args[0]}")
+                         what=_subcommand(args))
+
+    def git_lines(self, *args: str, on_line: Callable[[str], None]
+                  ) -> subprocess.CompletedProcess[str]:
+        """Run ``git --git-dir=<repo> <args>`` passing each line of its merged output to
+        ``on_line`` as it arrives (a carriage return ends a line too: git's progress); the
+        exit status is the caller's to check."""
+        self.calls += 1
+        return run(self.argv(args), env=self._env(), on_line=on_line, check=False,
+                   what=_subcommand(args))
 
     # --- existence -------------------------------------------------------------------------
 

@@ -29,9 +29,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 from kernelkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from kernelkit.hub.git_remote import FetchStatus
 
 log = logging.getLogger(__name__)
 download_log = logging.getLogger("kernelkit.download")
@@ -44,21 +47,33 @@ _MB = 1_000_000  # sizes are shown in decimal megabytes, as download tools do
 
 @dataclass(frozen=True)
 class DownloadStatus:
-    """Where one variant's download stands. ``done_bytes`` never decreases between reports of
-    one download and never exceeds ``total_bytes``; the last report has ``finished=True`` (and
-    ``failed=True`` if the fetch raised)."""
+    """Where one download stands. ``done_bytes`` never decreases between reports of one
+    download and never exceeds ``total_bytes``; the last report has ``finished=True`` (and
+    ``failed=True`` if the fetch raised).
+
+    ``total_bytes`` is ``None`` while a git remote's fetch runs (git learns the size only as the
+    pack arrives; the last report has it): ``step`` (what git is doing, done, total: ``("receiving
+    objects", 9, 20)``) then gives the fraction."""
 
     label: str
     done_bytes: int
-    total_bytes: int
+    total_bytes: int | None
     elapsed_s: float
     finished: bool = False
     failed: bool = False
+    step: tuple[str, int, int] | None = None
 
     @property
     def fraction(self) -> float:
-        """Done, from 0.0 to 1.0 (1.0 for an empty download)."""
-        return self.done_bytes / self.total_bytes if self.total_bytes else 1.0
+        """Done, from 0.0 to 1.0 (1.0 for an empty download): by bytes, or by objects while the
+        byte total is not known."""
+        if self.total_bytes is not None:
+            return self.done_bytes / self.total_bytes if self.total_bytes else 1.0
+        if self.finished:
+            return 1.0
+        if self.step is not None and self.step[2]:
+            return self.step[1] / self.step[2]
+        return 0.0
 
     @property
     def rate_bps(self) -> float | None:
@@ -69,7 +84,7 @@ class DownloadStatus:
     def eta_s(self) -> float | None:
         """Seconds left at the mean rate so far; ``None`` when finished or not yet known."""
         rate = self.rate_bps
-        if self.finished or not rate:
+        if self.finished or not rate or self.total_bytes is None:
             return None
         return max(0.0, (self.total_bytes - self.done_bytes) / rate)
 
@@ -175,9 +190,19 @@ def format_status(status: DownloadStatus, width: int | None = None) -> str:
     speed = f" ({_mb(int(rate))} MB/s)" if rate is not None else ""
     if s.failed:
         head = "download of "
-        tail = f" failed after {_mb(s.done_bytes)}/{_mb(s.total_bytes)} MB"
+        of = f"/{_mb(s.total_bytes)}" if s.total_bytes is not None else ""
+        tail = f" failed after {_mb(s.done_bytes)}{of} MB"
     elif s.finished:
-        head, tail = "downloaded ", f": {_mb(s.total_bytes)} MB in {s.elapsed_s:.1f} s{speed}"
+        head = "downloaded "
+        if s.total_bytes is None:  # a git fetch whose size git never showed
+            tail = f" in {s.elapsed_s:.1f} s"
+        else:
+            tail = f": {_mb(s.total_bytes)} MB in {s.elapsed_s:.1f} s{speed}"
+    elif s.total_bytes is None:
+        head = "downloading "
+        tail = f": {_mb(s.done_bytes)} MB"
+        if s.step is not None:
+            tail += f", {s.step[0]} {s.fraction:.0%} ({s.step[1]}/{s.step[2]})"
     else:
         head = "downloading "
         tail = f": {_mb(s.done_bytes)}/{_mb(s.total_bytes)} MB {s.fraction:.0%}"
@@ -301,3 +326,52 @@ def watch_download(stage: Path, label: str, total_bytes: int,
         watcher.stop(failed=True)
         raise
     watcher.stop(failed=False)
+
+
+# --- a git remote's fetch -------------------------------------------------------------------
+
+
+class FetchReporter:
+    """The ``fetch_observer`` of a git remote hub (``kernelkit.hub.git_remote``): its fetch is
+    where the bytes cross the network, before any variant's size is known, so the watcher above
+    would only see the quick copy out of the mirror. A fetch is shown once it has run for
+    ``delay_s`` (git's progress lines come only while it works) or received ``plan.min_bytes``
+    (a threshold of 0 shows every fetch that shows progress); each status then goes to the plan's
+    reporter as a :class:`DownloadStatus` labelled ``<org/name> (git fetch)``, with no byte total
+    until the last (none at all when git showed no byte count: a fast local transfer), at most
+    one per ``plan.interval_s`` besides the last, which comes whenever the fetch was due. A
+    reporter that raises is switched off with a logged warning, as for the watcher."""
+
+    def __init__(self, plan: ProgressPlan, delay_s: float = 1.0) -> None:
+        self.plan, self.delay_s = plan, delay_s
+        self.broken = False
+        self._shown: set[str] = set()  # repositories whose current fetch is being shown
+        self._last = 0.0
+
+    def _due(self, status: FetchStatus) -> bool:
+        return (self.plan.min_bytes == 0 or status.elapsed_s >= self.delay_s
+                or status.received_bytes >= self.plan.min_bytes)
+
+    def __call__(self, status: FetchStatus) -> None:
+        key = status.repo_id
+        if self.broken or (key not in self._shown and not self._due(status)):
+            return
+        if status.finished:
+            self._shown.discard(key)
+        elif key in self._shown and time.monotonic() - self._last < self.plan.interval_s:
+            return
+        else:
+            self._shown.add(key)
+        self._last = time.monotonic()
+        out = DownloadStatus(
+            f"{status.repo_id} (git fetch)", status.received_bytes,
+            status.received_bytes if status.finished and status.received_bytes else None,
+            status.elapsed_s,
+            finished=status.finished, failed=status.failed,
+            step=(status.phase.lower(), status.done, status.total))
+        try:
+            self.plan.reporter(out)
+        except Exception:
+            self.broken = True
+            log.warning("the download progress reporter failed; no more progress for %s",
+                        out.label, exc_info=True)

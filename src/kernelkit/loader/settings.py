@@ -40,6 +40,12 @@ class Settings(NamedTuple):
         from kernelkit.hub import open_hub  # type: ignore[attr-defined,unused-ignore]
 
         hub: Hub = open_hub(self.hub_spec, env=self.env)
+        if hasattr(hub, "fetch_observer"):  # a git remote: the network bytes move in git fetch
+            plan = self.progress_plan()
+            if plan is not None:
+                from kernelkit.loader.progress import FetchReporter
+
+                hub.fetch_observer = FetchReporter(plan)
         return hub
 
     def hub_identity(self, hub: Hub | None = None) -> str:
