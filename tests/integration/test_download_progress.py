@@ -251,3 +251,31 @@ def test_the_hugging_face_backend_reports_too(tmp_path: Path,
     assert any(0 < s.done_bytes < total for s in seen)  # it saw the transfer, not only its end
     assert (rc.variant_dir(commit, HOST) / "weights.bin").stat().st_size == BIG
     assert watcher_threads() == []
+
+
+def test_kernelkit_download_from_a_git_remote_shows_the_fetch(tmp_path: Path) -> None:
+    """``kernelkit download --hub git+file://...``: the command's hub gets the fetch observer
+    too; in a log (no terminal) the fetch and the variant each end with one INFO record."""
+    from kernelkit.hub.git_remote import GitRemoteHub
+    from kernelkit.lock.project import lock_project
+
+    url = f"git+file://{tmp_path / 'remote'}"
+    vdir = make_variant(tmp_path / "build", HOST, name="dl", uid="dl00002")
+    files = {f"build/{HOST}/{p.relative_to(vdir).as_posix()}": p
+             for p in vdir.rglob("*") if p.is_file()}
+    publisher = GitRemoteHub(url, tmp_path / "publisher")
+    publisher.tag("acme/dl", "v1.0.0", publisher.publish("acme/dl", "v1", files))
+    proj = tmp_path / "app"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text(
+        '[project]\nname = "app"\n\n[tool.kernels.dependencies]\n"acme/dl" = ">=1"\n')
+    lock_project(proj, publisher)
+    env = {**os.environ, "KERNELKIT_PROGRESS_MIN_BYTES": "0",
+           "KERNELKIT_CACHE": str(tmp_path / "fresh-cache")}
+    done = subprocess.run([sys.executable, "-m", "kernelkit", "download", str(proj), "--dest",
+                           str(tmp_path / "dest"), "--hub", url], env=env,
+                          capture_output=True, text=True, check=True)
+    assert re.search(r"downloaded acme/dl \(git fetch\)( in |: )[0-9.]+", done.stderr), \
+        done.stderr
+    assert done.stderr.count("downloaded acme/dl (git fetch)") == 1
+    assert done.stderr.count("downloaded acme/dl@") == 1

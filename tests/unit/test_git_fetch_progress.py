@@ -75,7 +75,7 @@ def fetch(elapsed: float, received: int = 0, *, finished: bool = False,
 
 def test_a_quick_small_fetch_shows_nothing() -> None:
     seen: list[DownloadStatus] = []
-    reporter = FetchReporter(ProgressPlan(seen.append, min_bytes=16 << 20))
+    reporter = FetchReporter(lambda: ProgressPlan(seen.append, min_bytes=16 << 20))
     for s in (fetch(0.1, 1 << 20), fetch(0.3, 2 << 20, finished=True, done=4)):
         reporter(s)
     assert seen == []
@@ -83,7 +83,7 @@ def test_a_quick_small_fetch_shows_nothing() -> None:
 
 def test_a_slow_or_big_fetch_is_shown_from_then_on_with_its_size_at_the_end() -> None:
     seen: list[DownloadStatus] = []
-    reporter = FetchReporter(ProgressPlan(seen.append, min_bytes=16 << 20, interval_s=0.0))
+    reporter = FetchReporter(lambda: ProgressPlan(seen.append, min_bytes=16 << 20, interval_s=0.0))
     reporter(fetch(0.5, 1 << 20))                       # neither slow nor big yet
     reporter(fetch(1.2, 2 << 20, phase="Compressing objects", done=2))  # running for 1 s
     reporter(fetch(1.5, 20 << 20, done=3))
@@ -98,7 +98,7 @@ def test_a_slow_or_big_fetch_is_shown_from_then_on_with_its_size_at_the_end() ->
 
 def test_a_big_fetch_shows_before_the_delay_and_updates_are_throttled() -> None:
     seen: list[DownloadStatus] = []
-    reporter = FetchReporter(ProgressPlan(seen.append, min_bytes=1 << 20, interval_s=60.0))
+    reporter = FetchReporter(lambda: ProgressPlan(seen.append, min_bytes=1 << 20, interval_s=60.0))
     reporter(fetch(0.1, 2 << 20))
     reporter(fetch(0.2, 3 << 20, done=2))  # within the interval: dropped
     reporter(fetch(0.3, 4 << 20, finished=True, done=4))  # the last always comes
@@ -109,7 +109,7 @@ def test_a_slow_fetch_that_showed_no_size_ends_without_one() -> None:
     """A local remote: the server's compressing took long, the receiving too little for git to
     print bytes; the last line then says how long it took, not '0.0 MB'."""
     seen: list[DownloadStatus] = []
-    FetchReporter(ProgressPlan(seen.append))(
+    FetchReporter(lambda: ProgressPlan(seen.append))(
         fetch(19.7, 0, finished=True, phase="Compressing objects", done=6, total=6))
     assert seen[-1].total_bytes is None
     assert format_status(seen[-1]) == "downloaded acme/demo (git fetch) in 19.7 s"
@@ -132,8 +132,27 @@ def test_a_broken_reporter_is_switched_off(caplog: pytest.LogCaptureFixture) -> 
         calls.append(status)
         raise RuntimeError("boom")
 
-    reporter = FetchReporter(ProgressPlan(broken, min_bytes=0, interval_s=0.0))
+    reporter = FetchReporter(lambda: ProgressPlan(broken, min_bytes=0, interval_s=0.0))
     with caplog.at_level(logging.WARNING, logger="kernelkit.loader.progress"):
         reporter(fetch(0.1, 1))
         reporter(fetch(0.2, 2, finished=True))
     assert len(calls) == 1 and "no more progress for acme/demo (git fetch)" in caplog.text
+
+
+def test_each_fetch_takes_the_plan_current_when_it_begins() -> None:
+    """``kernelkit download`` installs its rich reporter after opening the hub: a fetch asks
+    for the plan when it begins, keeps it to its end, and progress off (``None``) shows
+    nothing."""
+    first: list[DownloadStatus] = []
+    second: list[DownloadStatus] = []
+    current: list[ProgressPlan | None] = [None]
+    reporter = FetchReporter(lambda: current[0])
+    reporter(fetch(2.0, 1))
+    reporter(fetch(2.1, 2, finished=True))
+    current[0] = ProgressPlan(first.append, min_bytes=0, interval_s=0.0)
+    reporter(fetch(0.1, 1))
+    current[0] = ProgressPlan(second.append, min_bytes=0, interval_s=0.0)
+    reporter(fetch(0.2, 2, finished=True))  # the same fetch: still the first plan
+    reporter(fetch(0.1, 5))                 # a new fetch: the plan current now
+    assert [s.done_bytes for s in first] == [1, 2] and first[-1].finished
+    assert [s.done_bytes for s in second] == [5]

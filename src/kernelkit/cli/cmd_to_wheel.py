@@ -25,9 +25,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.hub import open_hub
+    from kernelkit.loader.settings import read_settings
     from kernelkit.wheel.api import kernel_to_wheels
 
-    built = kernel_to_wheels(args.repo_id, open_hub(args.hub), args.dest,
+    hub = read_settings().watch_fetches(open_hub(args.hub))
+    built = kernel_to_wheels(args.repo_id, hub, args.dest,
                              version=args.version, revision=args.revision)
     for w in built:
         print(w.path)

@@ -19,7 +19,8 @@ def open_online_hub(spec: str | Path | None, command: str) -> Hub:
     from kernelkit.hub import open_hub
     from kernelkit.loader.settings import read_settings
 
-    if read_settings().offline:
+    settings = read_settings()
+    if settings.offline:
         raise OfflineError(
             f"`kernelkit {command}` needs the hub, and offline mode is on "
             "(KERNELKIT_OFFLINE/HF_HUB_OFFLINE)",
@@ -27,4 +28,4 @@ def open_online_hub(spec: str | Path | None, command: str) -> Hub:
                  "from the cache works offline",
         )
     hub: Hub = open_hub(spec)
-    return hub
+    return settings.watch_fetches(hub)

@@ -331,46 +331,61 @@ def watch_download(stage: Path, label: str, total_bytes: int,
 # --- a git remote's fetch -------------------------------------------------------------------
 
 
+@dataclass
+class _Fetch:
+    """One fetch being followed: the plan taken when it began, whether it is shown yet."""
+
+    plan: ProgressPlan | None
+    shown: bool = False
+    last: float = 0.0
+
+
 class FetchReporter:
     """The ``fetch_observer`` of a git remote hub (``kernelkit.hub.git_remote``): its fetch is
     where the bytes cross the network, before any variant's size is known, so the watcher above
-    would only see the quick copy out of the mirror. A fetch is shown once it has run for
-    ``delay_s`` (git's progress lines come only while it works) or received ``plan.min_bytes``
-    (a threshold of 0 shows every fetch that shows progress); each status then goes to the plan's
-    reporter as a :class:`DownloadStatus` labelled ``<org/name> (git fetch)``, with no byte total
-    until the last (none at all when git showed no byte count: a fast local transfer), at most
-    one per ``plan.interval_s`` besides the last, which comes whenever the fetch was due. A
-    reporter that raises is switched off with a logged warning, as for the watcher."""
+    would only see the quick copy out of the mirror.
 
-    def __init__(self, plan: ProgressPlan, delay_s: float = 1.0) -> None:
-        self.plan, self.delay_s = plan, delay_s
+    ``plans`` is asked for the plan when each fetch begins (``Settings.progress_plan``: the
+    reporter current then, e.g. ``kernelkit download``'s rich bars; ``None``: not shown). A fetch
+    is shown once it has run for ``delay_s`` (git's progress lines come only while it works) or
+    received the plan's ``min_bytes`` (a threshold of 0 shows every fetch that shows progress);
+    each status then goes to the plan's reporter as a :class:`DownloadStatus` labelled
+    ``<org/name> (git fetch)``, with no byte total until the last (none at all when git showed
+    no byte count: a fast local transfer), at most one per ``interval_s`` besides the last,
+    which comes whenever the fetch was shown. A reporter that raises is switched off with a
+    logged warning, as for the watcher."""
+
+    def __init__(self, plans: Callable[[], ProgressPlan | None], delay_s: float = 1.0) -> None:
+        self.plans, self.delay_s = plans, delay_s
         self.broken = False
-        self._shown: set[str] = set()  # repositories whose current fetch is being shown
-        self._last = 0.0
-
-    def _due(self, status: FetchStatus) -> bool:
-        return (self.plan.min_bytes == 0 or status.elapsed_s >= self.delay_s
-                or status.received_bytes >= self.plan.min_bytes)
+        self._fetches: dict[str, _Fetch] = {}
 
     def __call__(self, status: FetchStatus) -> None:
         key = status.repo_id
-        if self.broken or (key not in self._shown and not self._due(status)):
-            return
+        fetch = self._fetches.get(key)
+        if fetch is None:  # the first status of this repository's fetch
+            fetch = self._fetches[key] = _Fetch(self.plans())
         if status.finished:
-            self._shown.discard(key)
-        elif key in self._shown and time.monotonic() - self._last < self.plan.interval_s:
+            del self._fetches[key]
+        plan = fetch.plan
+        if plan is None or self.broken:
             return
-        else:
-            self._shown.add(key)
-        self._last = time.monotonic()
+        if not fetch.shown:
+            due = (plan.min_bytes == 0 or status.elapsed_s >= self.delay_s
+                   or status.received_bytes >= plan.min_bytes)
+            if not due:
+                return
+            fetch.shown = True
+        elif not status.finished and time.monotonic() - fetch.last < plan.interval_s:
+            return
+        fetch.last = time.monotonic()
         out = DownloadStatus(
             f"{status.repo_id} (git fetch)", status.received_bytes,
             status.received_bytes if status.finished and status.received_bytes else None,
-            status.elapsed_s,
-            finished=status.finished, failed=status.failed,
+            status.elapsed_s, finished=status.finished, failed=status.failed,
             step=(status.phase.lower(), status.done, status.total))
         try:
-            self.plan.reporter(out)
+            plan.reporter(out)
         except Exception:
             self.broken = True
             log.warning("the download progress reporter failed; no more progress for %s",

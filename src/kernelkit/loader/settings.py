@@ -40,12 +40,15 @@ class Settings(NamedTuple):
         from kernelkit.hub import open_hub  # type: ignore[attr-defined,unused-ignore]
 
         hub: Hub = open_hub(self.hub_spec, env=self.env)
-        if hasattr(hub, "fetch_observer"):  # a git remote: the network bytes move in git fetch
-            plan = self.progress_plan()
-            if plan is not None:
-                from kernelkit.loader.progress import FetchReporter
+        return self.watch_fetches(hub)
 
-                hub.fetch_observer = FetchReporter(plan)
+    def watch_fetches(self, hub: Hub) -> Hub:
+        """``hub``, showing its fetches as download progress where it has them of its own (a
+        git remote: the network bytes move in ``git fetch``, before any download starts)."""
+        if hasattr(hub, "fetch_observer"):
+            from kernelkit.loader.progress import FetchReporter
+
+            hub.fetch_observer = FetchReporter(self.progress_plan)
         return hub
 
     def hub_identity(self, hub: Hub | None = None) -> str:
