@@ -153,11 +153,15 @@ def test_a_failing_fetch_reports_failure_and_stops_the_watcher(hub: dict[str, An
 
 @pytest.fixture
 def locked_project(tmp_path: Path) -> tuple[Path, LocalGitHub]:
+    hub = LocalGitHub(tmp_path / "hub")
+    return lock_against(hub, tmp_path, "dl00001"), hub
+
+
+def lock_against(hub: Any, tmp_path: Path, uid: str) -> Path:
+    """Publish ``acme/dl`` v1.0.0 (one small variant) to ``hub`` and a project locked to it."""
     from kernelkit.lock.project import lock_project
 
-    hub = LocalGitHub(tmp_path / "hub")
-    build = tmp_path / "build"
-    vdir = make_variant(build, HOST, name="dl", uid="dl00001")
+    vdir = make_variant(tmp_path / "build", HOST, name="dl", uid=uid)
     files = {f"build/{HOST}/{p.relative_to(vdir).as_posix()}": p
              for p in vdir.rglob("*") if p.is_file()}
     hub.tag("acme/dl", "v1.0.0", hub.publish("acme/dl", "v1", files))
@@ -166,7 +170,7 @@ def locked_project(tmp_path: Path) -> tuple[Path, LocalGitHub]:
     (proj / "pyproject.toml").write_text(
         '[project]\nname = "app"\n\n[tool.kernels.dependencies]\n"acme/dl" = ">=1"\n')
     lock_project(proj, hub)
-    return proj, hub
+    return proj
 
 
 def download_argv(proj: Path, hub: LocalGitHub, dest: Path) -> list[str]:
@@ -257,19 +261,9 @@ def test_kernelkit_download_from_a_git_remote_shows_the_fetch(tmp_path: Path) ->
     """``kernelkit download --hub git+file://...``: the command's hub gets the fetch observer
     too; in a log (no terminal) the fetch and the variant each end with one INFO record."""
     from kernelkit.hub.git_remote import GitRemoteHub
-    from kernelkit.lock.project import lock_project
 
     url = f"git+file://{tmp_path / 'remote'}"
-    vdir = make_variant(tmp_path / "build", HOST, name="dl", uid="dl00002")
-    files = {f"build/{HOST}/{p.relative_to(vdir).as_posix()}": p
-             for p in vdir.rglob("*") if p.is_file()}
-    publisher = GitRemoteHub(url, tmp_path / "publisher")
-    publisher.tag("acme/dl", "v1.0.0", publisher.publish("acme/dl", "v1", files))
-    proj = tmp_path / "app"
-    proj.mkdir()
-    (proj / "pyproject.toml").write_text(
-        '[project]\nname = "app"\n\n[tool.kernels.dependencies]\n"acme/dl" = ">=1"\n')
-    lock_project(proj, publisher)
+    proj = lock_against(GitRemoteHub(url, tmp_path / "publisher"), tmp_path, "dl00002")
     env = {**os.environ, "KERNELKIT_PROGRESS_MIN_BYTES": "0",
            "KERNELKIT_CACHE": str(tmp_path / "fresh-cache")}
     done = subprocess.run([sys.executable, "-m", "kernelkit", "download", str(proj), "--dest",
