@@ -178,8 +178,8 @@ class GitRemoteHub:
         """One ``git fetch`` of every branch and tag into the mirror; what git said if it
         failed, else ``None``."""
         # what arrives stays one pack (git would otherwise re-compress every object of fewer
-        # than 100 into a loose file: 1.45 -> 0.87 s for a 25 MB variant), and a kept pack's
-        # index-pack reports "Receiving objects" with the bytes so far
+        # than 100 into a loose file: 1.63 -> 1.01 s for 25 MB, benchmarks/bench_git_fetch.py),
+        # and a kept pack's index-pack reports "Receiving objects" with the bytes so far
         args = ("--prune", "--no-write-fetch-head", url, *_FETCH_SPECS)
         keep = ("-c", "fetch.unpackLimit=1")
         if self.fetch_observer is None:
