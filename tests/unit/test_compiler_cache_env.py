@@ -43,3 +43,36 @@ def test_nvcc_path_maps_stay_out_of_the_key_and_the_callers_choices_stay(tmp_pat
                          cache_dir=tmp_path / "c", project=tmp_path, stats_log=tmp_path / "s")
     assert own["CCACHE_IGNOREOPTIONS"].split() == \
         ["-Wall", "-DSTAMP=*", "-Xcompiler=-ffile-prefix-map=*"]
+
+
+def test_kernelkit_ccache_remote_becomes_ccaches_remote_storage(tmp_path: Path) -> None:
+    import pytest
+
+    from kernelkit.errors import UsageError
+
+    env = _fake_path(tmp_path)
+    plain = ccache_environ(env, cache_dir=tmp_path / "c", project=tmp_path,
+                           stats_log=tmp_path / "s")
+    assert "CCACHE_REMOTE_STORAGE" not in plain
+    shared = {**env, "KERNELKIT_CCACHE_REMOTE": " file:/srv/cc  http://cache:8080/cc|read-only "}
+    out = ccache_environ(shared, cache_dir=tmp_path / "c", project=tmp_path,
+                         stats_log=tmp_path / "s")
+    assert out["CCACHE_REMOTE_STORAGE"] == "file:/srv/cc http://cache:8080/cc|read-only"
+    with pytest.raises(UsageError, match=r"KERNELKIT_CCACHE_REMOTE: '/srv/cc' is not a ccache "
+                                         r"remote storage") as caught:
+        ccache_environ({**env, "KERNELKIT_CCACHE_REMOTE": "/srv/cc"}, cache_dir=tmp_path / "c",
+                       project=tmp_path, stats_log=tmp_path / "s")
+    assert "file:/shared/dir" in (caught.value.hint or "")
+    from kernelkit.builder.api import BuildSettings
+
+    with pytest.raises(UsageError, match="KERNELKIT_CCACHE_REMOTE"):  # before any variant
+        BuildSettings.from_environ({"KERNELKIT_CCACHE_REMOTE": "s3://bucket"})
+
+
+def test_cache_stats_say_what_came_from_the_remote_storage() -> None:
+    from kernelkit.builder.compiler_cache import CacheStats
+
+    assert str(CacheStats(4, 0)) == "4 hits, 0 misses"
+    assert str(CacheStats(4, 1, remote_hits=3)) == "4 hits (3 from the remote storage), 1 misses"
+    assert str(CacheStats(0, 4, remote_errors=2)).endswith(
+        "; the remote storage failed 2 times (see the build log)")

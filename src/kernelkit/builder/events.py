@@ -60,7 +60,9 @@ class Outcome:
             out["unit-seconds"] = dict(self.result.unit_times)
         if self.result is not None and self.result.compiler_cache is not None:
             stats = self.result.compiler_cache
-            out["compiler-cache"] = {"hits": stats.hits, "misses": stats.misses}
+            out["compiler-cache"] = {"hits": stats.hits, "misses": stats.misses,
+                                     "remote-hits": stats.remote_hits,
+                                     "remote-errors": stats.remote_errors}
         return out
 
 

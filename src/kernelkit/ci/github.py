@@ -7,7 +7,9 @@ The workflow has
   shard (``kernelkit build --all --shard K/N``), each uploading its ``build/`` as an artifact
   ``build-<variant>`` / ``build-shard-<K>``; each job keeps its compiler cache (ccache) and
   configure cache (with CMake's compiler identification) in ``actions/cache``, so a rebuild of
-  an unchanged or slightly changed project hits instead of compiling from nothing;
+  an unchanged or slightly changed project hits instead of compiling from nothing (and the
+  repository secret ``KERNELKIT_CCACHE_REMOTE``, when set, shares the compiler cache with
+  every runner and developer through ccache's remote storage);
 * ``merge``: downloads every ``build-*`` artifact, ``kernelkit merge`` s them into ``build/``,
   runs ``kernelkit check`` and uploads the merged tree as the artifact ``kernels``;
 * ``upload`` (optional): on a push of a ``v*`` tag or a manual run, ``kernelkit upload``.
@@ -147,6 +149,7 @@ def _build_job(targets: Sequence[BuildTarget], o: WorkflowOptions) -> str:
         env:
           KERNELKIT_CCACHE_DIR: ${{{{ runner.temp }}}}/kernelkit-cache/ccache
           KERNELKIT_CONFIGURE_CACHE: ${{{{ runner.temp }}}}/kernelkit-cache/configure
+          KERNELKIT_CCACHE_REMOTE: ${{{{ secrets.KERNELKIT_CCACHE_REMOTE }}}}
         run: {_q(command)}
       - uses: actions/upload-artifact@v4
         with:
