@@ -71,7 +71,8 @@ class CacheStats:
         remote = f" ({self.remote_hits} from the remote storage)" if self.remote_hits else ""
         text = f"{self.hits} hits{remote}, {self.misses} misses"
         if self.remote_errors:
-            text += f"; the remote storage failed {self.remote_errors} times (see the build log)"
+            text += (f"; {self.remote_errors} remote storage lookups or writes failed (check "
+                     "KERNELKIT_CCACHE_REMOTE; those compiles used the local cache alone)")
         return text
 
 

@@ -10,9 +10,10 @@ builds the commit in the mirror, then ``git push --atomic --force-with-lease=<br
 the remote branch moves only if nobody else moved it meanwhile (compare-and-swap).
 
 The network transfer happens in that ``git fetch``, before any variant's size is known; with a
-``fetch_observer`` set, the fetch runs with ``--progress`` and each of git's "Receiving objects"
-lines reaches the observer as a :class:`FetchStatus` (the loader shows them as download
-progress; the hub knows nothing of how).
+``fetch_observer`` set, the fetch runs with ``--progress`` and each of git's progress lines
+("Compressing objects", "Receiving objects" with the bytes so far, ...) reaches the observer
+as a :class:`FetchStatus` (the loader shows them as download progress; the hub knows nothing
+of how). What a fetch receives is kept as one pack (``fetch.unpackLimit=1``).
 """
 
 from __future__ import annotations

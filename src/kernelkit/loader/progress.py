@@ -9,6 +9,10 @@ the fetch ends (or raises) the thread stops and a last status with ``finished=Tr
 the fetch's exception propagates unchanged, and a reporter that raises is switched off (with a
 logged warning) instead of breaking the download.
 
+A git remote moves its bytes earlier, in the mirror's ``git fetch``: :class:`FetchReporter`, the
+hub's ``fetch_observer``, turns git's own progress into the same statuses, labelled
+``<org/name> (git fetch)``, with no byte total until the end.
+
 Who reports is decided in one place, :func:`plan_progress`, from the environment and whether
 stderr is a terminal: ``KERNELKIT_PROGRESS=0`` turns progress off, variants smaller than
 ``KERNELKIT_PROGRESS_MIN_BYTES`` (default 16 MiB) report nothing, a reporter installed with
@@ -52,8 +56,8 @@ class DownloadStatus:
     ``failed=True`` if the fetch raised).
 
     ``total_bytes`` is ``None`` while a git remote's fetch runs (git learns the size only as the
-    pack arrives; the last report has it): ``step`` (what git is doing, done, total: ``("receiving
-    objects", 9, 20)``) then gives the fraction."""
+    pack arrives; the last report has it, if git showed a byte count at all): ``step`` (what git
+    is doing, done, total: ``("receiving objects", 9, 20)``) then gives the fraction."""
 
     label: str
     done_bytes: int
@@ -65,8 +69,8 @@ class DownloadStatus:
 
     @property
     def fraction(self) -> float:
-        """Done, from 0.0 to 1.0 (1.0 for an empty download): by bytes, or by objects while the
-        byte total is not known."""
+        """Done, from 0.0 to 1.0 (1.0 for an empty download): by bytes, or by git's ``step``
+        while the byte total is not known."""
         if self.total_bytes is not None:
             return self.done_bytes / self.total_bytes if self.total_bytes else 1.0
         if self.finished:
