@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from results_io import write_results  # benchmarks/, this script's folder
+
 HERE = Path(__file__).resolve().parent
 ADDONE = HERE.parent / "tests" / "data" / "projects" / "addone"
 CPU = "torch213-cxx11-cpu-x86_64-linux"
@@ -104,10 +106,7 @@ def main() -> int:
             shutil.copytree(opts.project, project)
             results[key] = bench_kernelkit(project, args, env)
         results["cpp_extension_load_cpu"] = bench_cpp_extension(opts.project, work, env)
-    opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
-    return 0
+    return write_results(results, opts.out)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ project is C/C++ only. Ratios are of medians, against ``fresh``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -27,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from results_io import write_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -86,10 +87,7 @@ def main() -> int:
         "ratios": {f"{k}_over_fresh": round(v / medians["fresh"], 3)
                    for k, v in medians.items() if k != "fresh"},
     }
-    opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
-    return 0
+    return write_results(results, opts.out)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ Run: ``.venv/bin/python benchmarks/bench_git_fetch.py [--mb 25] [--repeat 5]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -29,6 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
+
+from results_io import write_results  # noqa: E402  (benchmarks/, this script's folder)
 
 from kernelkit.hub.git_remote import GitRemoteHub  # noqa: E402
 from kernelkit.loader.progress import FetchReporter, ProgressPlan  # noqa: E402
@@ -96,10 +97,7 @@ def main() -> int:
         "progress_reports_last_turn": reports,
         "ratios": {k: round(v / medians["git_default"], 3) for k, v in medians.items()},
     }
-    opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
-    return 0
+    return write_results(results, opts.out)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ Writes ``benchmarks/results/loader.json``. Run: ``.venv/bin/python benchmarks/be
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import subprocess
@@ -23,6 +22,8 @@ import textwrap
 import time
 from pathlib import Path
 from typing import Any
+
+from results_io import write_results  # benchmarks/, this script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.helpers: synthetic variants that register torch ops
@@ -110,10 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, "-c", (f"import kernelkit; kernelkit.get_kernel("
                         f"{REPO!r}, revision={commit!r})")], check=True, env=env)
         results = measure(env, tree, commit, args.n)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
-    return 0
+    return write_results(results, args.out)
 
 
 def measure(env: dict[str, str], tree: Path, commit: str, n: int) -> dict[str, Any]:

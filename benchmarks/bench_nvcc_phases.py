@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import os
 import platform
 import shlex
@@ -28,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from results_io import write_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -126,10 +127,7 @@ def main() -> int:
         "ccache_depend_miss_over_raw": round(
             float(results["ccache_depend_miss_s"]) /  # type: ignore[arg-type]
             float(results["raw_s"]), 3)}  # type: ignore[arg-type]
-    opts.out.parent.mkdir(parents=True, exist_ok=True)
-    opts.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
-    return 0
+    return write_results(results, opts.out)
 
 
 if __name__ == "__main__":

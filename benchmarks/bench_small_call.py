@@ -22,7 +22,6 @@ Writes ``benchmarks/results/small_call_<device>.json``. Run:
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from results_io import write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -180,10 +180,7 @@ def main() -> int:
         "repeats": args.repeats, "results": results,
     }
     out = args.out or ROOT / "benchmarks" / "results" / f"small_call_{device}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
-    return 0
+    return write_results(report, out)
 
 
 if __name__ == "__main__":
