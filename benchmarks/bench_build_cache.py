@@ -44,6 +44,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from results_io import write_json, write_results  # benchmarks/, this script's folder
+
 HERE = Path(__file__).resolve().parent
 
 CPP_EXTENSION = r"""
@@ -178,11 +180,6 @@ def cpp_extension_cmd(project: Path, backend: str, work: Path) -> list[str]:
     return [sys.executable, str(script), str(spec_file)]
 
 
-def write_json(out: Path, data: dict[str, object]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=2) + "\n")
-
-
 def arch_list(env: dict[str, str]) -> list[str]:
     from kernelkit.builder.toolkit import find_cuda_toolkit
     from kernelkit.variants.matrix import default_cuda_capabilities
@@ -284,9 +281,7 @@ def main() -> int:
         "kernelkit_cold_without_compiler_cache_over_cpp_extension_cold": round(
             rebuilds["cold_without_compiler_cache_s"] / plain_cold, 3),
     }
-    write_json(out, results)
-    print(json.dumps(results, indent=2))
-    return 0
+    return write_results(results, out)
 
 
 if __name__ == "__main__":

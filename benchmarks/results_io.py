@@ -7,11 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 
-def write_results(results: Mapping[str, object], out: Path) -> int:
-    """Write ``results`` to ``out`` (its folder made), print them, and return 0 (the exit
-    status of a script's ``main``)."""
-    text = json.dumps(results, indent=2)
+def write_json(out: Path, results: Mapping[str, object]) -> None:
+    """Write ``results`` to ``out`` as indented JSON (its folder made)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
-    print(text)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def write_results(results: Mapping[str, object], out: Path) -> int:
+    """Write ``results`` to ``out``, print them, and return 0 (the exit status of a script's
+    ``main``)."""
+    write_json(out, results)
+    print(json.dumps(results, indent=2))
     return 0

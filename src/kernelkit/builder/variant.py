@@ -161,7 +161,7 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
     stamp = build_dir / ".kernelkit-configured"
     configured = _configure_fingerprint(configure, environ, env)
     kept = configure_cache_dir(env.environ)
-    tool_paths = _tool_paths(tools, env, environ)
+    tool_paths = _tool_paths(tools, env, environ) if kept is not None else []
     key = configure_key(configured, workdir / "src", build_dir,
                         tool_paths) if kept is not None else ""
     if _read(stamp) == configured and (build_dir / "build.ninja").is_file():

@@ -281,6 +281,18 @@ def bytes_under(root: Path) -> int:
     return total
 
 
+def _handed(reporter: Reporter, status: DownloadStatus) -> bool:
+    """Give ``status`` to ``reporter``; ``False``, with a logged warning, when the reporter
+    raised (its caller then switches it off instead of breaking the download)."""
+    try:
+        reporter(status)
+    except Exception:
+        log.warning("the download progress reporter failed; no more progress for %s",
+                    status.label, exc_info=True)
+        return False
+    return True
+
+
 class _Watcher:
     def __init__(self, stage: Path, label: str, total: int, plan: ProgressPlan) -> None:
         self.stage, self.label, self.total, self.plan = stage, label, total, plan
@@ -304,12 +316,7 @@ class _Watcher:
             return
         status = DownloadStatus(self.label, done, self.total, time.monotonic() - self.start,
                                 finished=finished, failed=failed)
-        try:
-            self.plan.reporter(status)
-        except Exception:
-            self.broken = True
-            log.warning("the download progress reporter failed; no more progress for %s",
-                        self.label, exc_info=True)
+        self.broken = not _handed(self.plan.reporter, status)
 
     def stop(self, *, failed: bool) -> None:
         self.stopping.set()
@@ -388,9 +395,4 @@ class FetchReporter:
             status.received_bytes if status.finished and status.received_bytes else None,
             status.elapsed_s, finished=status.finished, failed=status.failed,
             step=(status.phase.lower(), status.done, status.total))
-        try:
-            plan.reporter(out)
-        except Exception:
-            self.broken = True
-            log.warning("the download progress reporter failed; no more progress for %s",
-                        out.label, exc_info=True)
+        self.broken = not _handed(plan.reporter, out)
