@@ -7,6 +7,8 @@
 #                          warm-cache / other checkout / no-op vs torch.utils.cpp_extension,
 #                          img2gray CUDA variant for every CUDA 13 architecture
 #                          (SKIP_BUILD_BENCH=1 skips these two, SKIP_CONFIGURE=1 the first)
+#   build_cache_cuda_umbrella.json  the same with <ATen/ATen.h> in the kernel file
+#                          (--umbrella-header; BENCH_UMBRELLA=1, BENCH_UMBRELLA_REPEAT turns)
 #   nvcc_phases.json       one all-architecture .cu: nvcc's phases, ccache miss cost (both modes)
 #   small_call_cuda.json   template ops: generated wrapper vs raw torch.ops call vs eager
 #                          (SKIP_TEMPLATES=1 skips the templates' build/check/test and this)
@@ -42,6 +44,10 @@ if [ -z "${SKIP_BUILD_BENCH:-}" ]; then  # SKIP_BUILD_BENCH=1: the templates' pa
   step "build benchmark (img2gray cuda, all archs)" build.log -- \
     python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --repeat "${BENCH_REPEAT:-3}" \
     --out "$OUT/build_cache_cuda.json" --log-dir "$LOGS/build_runs"
+  [ -z "${BENCH_UMBRELLA:-}" ] || step "build benchmark (same, <ATen/ATen.h> in the .cu)" build.log -- \
+    python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --umbrella-header \
+    --repeat "${BENCH_UMBRELLA_REPEAT:-1}" --out "$OUT/build_cache_cuda_umbrella.json" \
+    --log-dir "$LOGS/build_runs_umbrella"
 fi
 if [ -z "${SKIP_PHASES:-}" ]; then  # SKIP_PHASES=1: the build benchmark alone
   step "nvcc phases (img2gray .cu, all archs)" nvcc_phases.log -- \
