@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         if renderer is not None:
             renderer.close()
     if not args.json:
-        for line in report_lines(outcomes):
+        for line in report_lines(outcomes, project=args.kernel_dir):
             print(line, file=sys.stderr)
     return _summarize(outcomes, args.json, args.strict)
 

@@ -1,11 +1,12 @@
 """How ``kernelkit build`` shows a running build: a progress bar per variant on a terminal
 (rich), one plain line per step in a log or CI, nothing with ``--json``; and, at the end, the
-slowest translation units."""
+slowest translation units (with a hint for a slow one that includes an umbrella header)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from kernelkit.builder.events import BuildEvent, Outcome
@@ -100,10 +101,15 @@ def make_renderer(as_json: bool) -> PlainRenderer | RichRenderer | None:
     return PlainRenderer()
 
 
-def report_lines(outcomes: Sequence[Outcome], count: int = 5) -> list[str]:
+def report_lines(outcomes: Sequence[Outcome], count: int = 5,
+                 project: Path | None = None) -> list[str]:
     """After a build: the compiler cache's hits and misses and the slowest translation units
-    of each variant that was compiled."""
+    of each variant that was compiled; with ``project``, a hint for each slow unit of it that
+    includes an umbrella header (``builder/source_cost.py``), once per unit."""
+    from kernelkit.builder.source_cost import umbrella_hints
+
     lines = []
+    hinted: set[str] = set()
     for o in outcomes:
         if o.result is None:
             continue
@@ -113,4 +119,9 @@ def report_lines(outcomes: Sequence[Outcome], count: int = 5) -> list[str]:
             top = list(o.result.unit_times.items())[:count]
             lines.append(f"slowest units of {o.variant}: "
                          + ", ".join(f"{unit} {secs:.1f} s" for unit, secs in top))
+            if project is not None:
+                for unit, hint in umbrella_hints(project, dict(top)):
+                    if unit not in hinted:
+                        hinted.add(unit)
+                        lines.append(f"hint: {hint}")
     return lines
