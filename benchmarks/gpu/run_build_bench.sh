@@ -6,9 +6,11 @@
 #   build_cache_cuda.json  kernelkit cold (BENCH_REPEAT turns with cpp_extension, default 3) /
 #                          warm-cache / other checkout / no-op vs torch.utils.cpp_extension,
 #                          img2gray CUDA variant for every CUDA 13 architecture
-#                          (SKIP_BUILD_BENCH=1 skips these two, SKIP_CONFIGURE=1 the first)
+#                          (SKIP_BUILD_BENCH=1 skips these two, SKIP_CONFIGURE=1 the first,
+#                          SKIP_LEAN=1 the second)
 #   build_cache_cuda_umbrella.json  the same with <ATen/ATen.h> in the kernel file
 #                          (--umbrella-header; BENCH_UMBRELLA=1, BENCH_UMBRELLA_REPEAT turns)
+#                          BENCH_COLD_ONLY=1: both build benchmarks time the cold builds alone
 #   nvcc_phases.json       one all-architecture .cu: nvcc's phases, ccache miss cost (both modes)
 #   small_call_cuda.json   template ops: generated wrapper vs raw torch.ops call vs eager
 #                          (SKIP_TEMPLATES=1 skips the templates' build/check/test and this)
@@ -41,11 +43,12 @@ step() {  # step NAME LOG -- command...
 if [ -z "${SKIP_BUILD_BENCH:-}" ]; then  # SKIP_BUILD_BENCH=1: the templates' part alone
   [ -n "${SKIP_CONFIGURE:-}" ] || step "configure benchmark (fresh / GPU hidden / seeded)" configure.log -- \
     python3 "$ROOT/benchmarks/bench_configure.py" --repeat 5 --out "$OUT/configure_cuda.json"
-  step "build benchmark (img2gray cuda, all archs)" build.log -- \
+  cold_only=${BENCH_COLD_ONLY:+--cold-only}
+  [ -n "${SKIP_LEAN:-}" ] || step "build benchmark (img2gray cuda, all archs)" build.log -- \
     python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --repeat "${BENCH_REPEAT:-3}" \
-    --out "$OUT/build_cache_cuda.json" --log-dir "$LOGS/build_runs"
+    $cold_only --out "$OUT/build_cache_cuda.json" --log-dir "$LOGS/build_runs"
   [ -z "${BENCH_UMBRELLA:-}" ] || step "build benchmark (same, <ATen/ATen.h> in the .cu)" build.log -- \
-    python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --umbrella-header \
+    python3 "$ROOT/benchmarks/bench_build_cache.py" --backend cuda --umbrella-header $cold_only \
     --repeat "${BENCH_UMBRELLA_REPEAT:-1}" --out "$OUT/build_cache_cuda_umbrella.json" \
     --log-dir "$LOGS/build_runs_umbrella"
 fi
