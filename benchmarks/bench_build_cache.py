@@ -16,10 +16,9 @@
 Usage: ``python benchmarks/bench_build_cache.py [--backend cpu|cuda] [--template img2gray]
 [--repeat N] [--umbrella-header] [--cold-only] [--out FILE] [--log-dir DIR]``;
 ``--cold-only`` times the cold builds alone (no warm-cache, other-checkout, no-op or
-without-cache builds: the turns of a heavy unit then fit one GPU command);
-``--umbrella-header`` adds ``#include <ATen/ATen.h>`` at the top of the template's kernel files,
-as the templates had it before they took only the headers they use, and as most kernels in the
-field have it (nine of
+without-cache builds: the turns of a heavy unit then fit one GPU command); ``--umbrella-header``
+adds ``#include <ATen/ATen.h>`` at the top of the template's kernel files, as the templates had
+it before they took only the headers they use, and as most kernels in the field have it (nine of
 the upstream examples' thirteen ``.cu`` files include ``<torch/all.h>``, all but the tvm-ffi and
 stable-ABI ones): a unit whose per-architecture front end is heavy, which is where a parallel
 build gains most. With ``--log-dir`` each kernelkit run's ``-v`` log (every external command
