@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy
 .venv/bin/lint-imports
-exec .venv/bin/python -m pytest -q -rs "$@"
+exec .venv/bin/python -m pytest -q -rs --durations=25 "$@"

@@ -49,11 +49,43 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = ["__version__", *_EXPORTS]  # noqa: PLE0604 - the keys of a dict[str, str]
 
+# Type checkers see every export with its real type (mypy: `kernelkit.get_kernel` is the
+# function, not Any); at run time the names load lazily through __getattr__ below.
+# tests/unit/test_public_api.py holds this block and _EXPORTS together.
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
     from kernelkit.artifact.digest import Digest as Digest
     from kernelkit.artifact.metadata import Metadata as Metadata
+    from kernelkit.layers import (
+        CUDAProperties as CUDAProperties,
+        Device as Device,
+        LayerRepository as LayerRepository,
+        LocalLayerRepository as LocalLayerRepository,
+        LockedLayerRepository as LockedLayerRepository,
+        Mode as Mode,
+        ROCMProperties as ROCMProperties,
+        kernelize as kernelize,
+        register_kernel_mapping as register_kernel_mapping,
+        replace_kernel_forward_from_hub as replace_kernel_forward_from_hub,
+        use_kernel_forward_from_hub as use_kernel_forward_from_hub,
+        use_kernel_mapping as use_kernel_mapping,
+        use_kernelized_func as use_kernelized_func,
+    )
+    from kernelkit.loader.api import (
+        LoadedKernel as LoadedKernel,
+        RepoInfo as RepoInfo,
+        get_kernel as get_kernel,
+        get_kernel_variants as get_kernel_variants,
+        get_loaded_kernels as get_loaded_kernels,
+        get_local_kernel as get_local_kernel,
+        has_kernel as has_kernel,
+        install_kernel as install_kernel,
+    )
+    from kernelkit.lock.api import (
+        get_locked_kernel as get_locked_kernel,
+        load_kernel as load_kernel,
+    )
 
 
 def __getattr__(name: str) -> Any:

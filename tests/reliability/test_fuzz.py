@@ -18,8 +18,12 @@ from typing import Any
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,
+)
 
 from kernelkit.artifact.metadata import Metadata  # noqa: E402
 from kernelkit.errors import HubError, KernelkitError, VersionRequestError  # noqa: E402

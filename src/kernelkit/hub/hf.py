@@ -31,8 +31,8 @@ from kernelkit.hub.names import (
     check_repo_id,
     check_repo_path,
     normalize_dir,
+    under_prefixes as _under,
 )
-from kernelkit.hub.names import under_prefixes as _under
 from kernelkit.hub.port import FileEntry, Refs
 
 REPO_TYPE = "kernel"
