@@ -24,7 +24,8 @@ code  name                raised for
 6     TRUST               :class:`TrustError`: a publisher the user has not trusted
 7     BUILD               :class:`BuildError`, :class:`NotBuildableError`
 8     INVALID_INPUT       a missing or malformed input file: build.toml, metadata.json,
-                          kernels.lock, a template, ``LOCAL_KERNELS``
+                          kernels.lock, a template, ``LOCAL_KERNELS`` (``InputFileError``:
+                          unreadable, irregular, too large); ``UnsafeValueError``
 9     COMMAND             :class:`CommandError`: an external command (cmake, git, pip) failed
 130   INTERRUPTED         Ctrl-C
 ====  ==================  ==============================================================
