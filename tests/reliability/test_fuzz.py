@@ -355,11 +355,11 @@ def test_toml_string_round_trips_or_refuses(value: str) -> None:
 
 
 def _fuzz_manifest(kind: str, names: tuple[str, str], src: list[str], flags: list[str],
-                   pyext: list[str]) -> str:
+                   pyext: list[str], general: str = "fz") -> str:
     q = toml_string
     arr = lambda items: "[" + ", ".join(q(i) for i in items) + "]"  # noqa: E731
     cpu, cuda = names
-    return (f'[general]\nname = "fz"\nversion = 1\nedition = 5\nlicense = "MIT"\n'
+    return (f'[general]\nname = "{general}"\nversion = 1\nedition = 5\nlicense = "MIT"\n'
             f'backends = ["cpu", "cuda"]\n\n[{kind}]\nsrc = {arr(src)}\n'
             f"include = {arr(src[:1])}\ncxx-flags = {arr(flags)}\npyext = {arr(pyext)}\n\n"
             f'[kernel.{q(cpu)}]\nbackend = "cpu"\ndepends = ["torch"]\nsrc = {arr(src)}\n'
@@ -393,11 +393,11 @@ VALID_NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,8}", fullmatch=True)
 
 
 @FUZZ
-@given(st.sampled_from(["torch", "tvm-ffi"]), st.one_of(
+@given(st.sampled_from(["torch", "tvm-ffi"]), st.sampled_from(["fz", "class", "a-b9"]), st.one_of(
     manifest_values(NAME, VALUE, VALUE, VALUE),  # anything: refused exactly by the grammars
     # allowed names, paths and flags full of CMake and shell syntax: they must arrive intact
     manifest_values(VALID_NAME, ALLOWED_PATH, ALLOWED_FLAG, st.just("py"))))
-def test_manifest_values_reach_generated_files_intact(kind: str,
+def test_manifest_values_reach_generated_files_intact(kind: str, general: str,
                                                       values: tuple[Any, ...]) -> None:
     """build.toml -> check-config -> generated files: a value is refused exactly when its
     grammar refuses it; an accepted one reaches real CMake as exactly one argument, and
@@ -407,7 +407,7 @@ def test_manifest_values_reach_generated_files_intact(kind: str,
     if names[0] == names[1] or any(0xD800 <= ord(c) <= 0xDFFF
                                    for v in (*names, *src, *flags, *pyext) for c in v):
         return  # a TOML duplicate key, or text no UTF-8 file can hold
-    text = _fuzz_manifest(kind, names, src, flags, pyext)
+    text = _fuzz_manifest(kind, names, src, flags, pyext, general)
     try:
         manifest = parse_manifest(text, Path("build.toml"), check_sources=False)
     except ManifestError:
@@ -428,21 +428,21 @@ def test_manifest_values_reach_generated_files_intact(kind: str,
                                                                 ("CUDA_FLAGS", flags))])}
             expected += [comps[n] for n in sorted(comps)] + [("kk_add_extension", [])]
             assert record_calls(files["CMakeLists.txt"], Path(tmp)) == expected
-            _check_python_files(files, cuda)
+            _check_python_files(files, cuda, general.replace("-", "_"))
         else:
             _check_tvm_ffi(render_tvm_ffi_cmakelists(manifest, "abc1234"), Path(tmp), names,
                            src, flags)
         assert not (Path(tmp) / "pwned").exists()
 
 
-def _check_python_files(files: dict[str, str], cuda: str) -> None:
+def _check_python_files(files: dict[str, str], cuda: str, py: str) -> None:
     setup = ast.parse(files["setup.py"])
     consts = {t.id: ast.literal_eval(node.value) for node in setup.body
               if isinstance(node, ast.Assign) for t in node.targets
               if isinstance(t, ast.Name) and t.id in ("CUDA_COMPONENTS", "PYTHON_NAME")}
-    assert consts == {"CUDA_COMPONENTS": {cuda: ["8.0", "9.0a"]}, "PYTHON_NAME": "fz"}
-    ast.parse(files["torch-ext/fz/_ops.py"])
-    assert tomllib.loads(files["pyproject.toml"])["project"]["name"] == "fz"
+    assert consts == {"CUDA_COMPONENTS": {cuda: ["8.0", "9.0a"]}, "PYTHON_NAME": py}
+    ast.parse(files[f"torch-ext/{py}/_ops.py"])
+    assert tomllib.loads(files["pyproject.toml"])["project"]["name"] == py
 
 
 def _check_tvm_ffi(text: str, tmp: Path, names: tuple[str, str], src: list[str],

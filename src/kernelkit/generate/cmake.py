@@ -11,7 +11,6 @@ from kernelkit.manifest.model import KernelComponent, Manifest, TorchFramework
 from kernelkit.util.quote import (
     check_identifier_part,
     check_kernel_name,
-    check_python_identifier,
     cmake_quote,
 )
 
@@ -39,7 +38,7 @@ def _preamble(manifest: Manifest, uid: str) -> str:
     assert isinstance(torch, TorchFramework)
     g = manifest.general
     cuda = g.cuda
-    name = check_python_identifier(g.python_name, "the kernel's Python name")
+    name = check_identifier_part(g.python_name, "the kernel's Python name")
     lines = [
         HEADER.format(version=__version__),
         "cmake_minimum_required(VERSION 3.26)",

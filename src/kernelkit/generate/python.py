@@ -43,7 +43,7 @@ def render_setup_py(manifest: Manifest, uid: str) -> str:
     # names inside "..." (and comments) follow the identifier grammar; values are literals
     subs = {
         "@VERSION@": __version__,
-        "@PYTHON_NAME@": check_python_identifier(manifest.general.python_name, "the Python name"),
+        "@PYTHON_NAME@": check_identifier_part(manifest.general.python_name, "the Python name"),
         "@UNIQUE_ID@": check_identifier_part(uid, "the unique id"),
         "@CUDA_COMPONENTS@": python_literal(comps),
         "@PACKAGE_DATA@": python_literal(_data_globs(torch)),

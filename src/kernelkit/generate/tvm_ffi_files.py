@@ -144,7 +144,7 @@ def render_tvm_ffi_cmakelists(manifest: Manifest, uid: str) -> str:
     if not isinstance(fw, TvmFfi):
         raise ValueError("render_tvm_ffi_cmakelists needs a [tvm-ffi] kernel")
     g = manifest.general
-    name = check_python_identifier(g.python_name, "the kernel's Python name")
+    name = check_identifier_part(g.python_name, "the kernel's Python name")
     parts = [_HEADER.format(version=__version__, name=name, python_name=name,
                             uid=check_identifier_part(uid, "the unique id"),
                             backends=cmake_list(sorted(g.backends)))]
