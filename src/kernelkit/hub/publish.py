@@ -28,7 +28,7 @@ from kernelkit.errors import (
 )
 from kernelkit.hub.names import SEMVER_TAG, VERSION_BRANCH, check_ref_name, check_repo_id
 from kernelkit.hub.port import Hub
-from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml, read_input_text
+from kernelkit.util.inputs import MAX_TEXT_BYTES, MAX_TOML_BYTES, parse_toml, read_input_text
 
 DEFAULT_MESSAGE = "Uploaded using `kernelkit`."
 _METADATA_FILES = ("metadata.json", "metadata.json.sigstore")
@@ -171,7 +171,8 @@ def _stage_readme(project: Path | None, build_root: Path, staging: Path, repo_id
     values = {"repo_id": repo_id, "version": str(version),
               "name": repo_id.split("/")[1], "license": str(config.get("license") or "")}
     out = staging / "README.md"
-    out.write_text(render_card(card.read_text(encoding="utf-8"), values), encoding="utf-8")
+    text = read_input_text(card, MAX_TEXT_BYTES)  # InputFileError names the card
+    out.write_text(render_card(text, values), encoding="utf-8")
     return out
 
 

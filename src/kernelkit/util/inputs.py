@@ -32,6 +32,8 @@ else:  # pragma: no cover
 MAX_TOML_BYTES = 1 << 20
 #: metadata.json (one digest line per file of a variant) and kernels.lock.
 MAX_JSON_BYTES = 64 << 20
+#: other text a project hands over as it is (the model card, CARD.md).
+MAX_TEXT_BYTES = 16 << 20
 _CHUNK = 1 << 16
 # A run of digits longer than Python's int-string limit (sys.get_int_max_str_digits, 4300 by
 # default): json and tomllib raise a bare ValueError on it.
