@@ -24,7 +24,8 @@ code  name                raised for
 6     TRUST               :class:`TrustError`: a publisher the user has not trusted
 7     BUILD               :class:`BuildError`, :class:`NotBuildableError`
 8     INVALID_INPUT       a missing or malformed input file: build.toml, metadata.json,
-                          kernels.lock, a template, ``LOCAL_KERNELS``
+                          kernels.lock, a template, ``LOCAL_KERNELS`` (``InputFileError``:
+                          unreadable, irregular, too large); ``UnsafeValueError``
 9     COMMAND             :class:`CommandError`: an external command (cmake, git, pip) failed
 130   INTERRUPTED         Ctrl-C
 ====  ==================  ==============================================================
@@ -69,7 +70,8 @@ class Problem:
         where = str(self.file) if self.file else "<input>"
         if self.line is not None:
             where += f":{self.line}"
-        field = f" {self.field}:" if self.field else ""
+        shown = self.field if self.field.isprintable() else repr(self.field)[1:-1]
+        field = f" {shown}:" if self.field else ""
         return f"{where}:{field} {self.message}"
 
 
@@ -175,6 +177,34 @@ class MetadataError(KernelkitError):
         self.path = str(path)
         super().__init__(f"{path}: invalid metadata.json: {problem}",
                          hint="rebuild the variant with `kernelkit build`")
+
+
+class InputFileError(KernelkitError):
+    """A user input file (build.toml, pyproject.toml, kernels.lock, metadata.json,
+    kernel-status.toml) that cannot be read or parsed: not a regular file, too large, not
+    UTF-8, a syntax error, a number beyond Python's digit limit, nested too deeply. Readers of
+    one format re-raise it as their own error (``ManifestError``, ``LockError``, ...)."""
+
+    def __init__(self, file: Path | str, reason: str, *, line: int | None = None,
+                 hint: str | None = None) -> None:
+        self.file = str(file)
+        self.reason = reason
+        self.line = line
+        where = f"{file}:{line}" if line is not None else str(file)
+        super().__init__(f"{where}: {reason}", hint=hint)
+
+
+class UnsafeValueError(KernelkitError, ValueError):
+    """A value that cannot be written into a generated file (CMake, Python, TOML) so that it
+    is read back as exactly itself; ``check-config`` reports the same values with their line,
+    so this is raised only for a manifest that skipped validation."""
+
+    def __init__(self, target: str, value: str, reason: str) -> None:
+        self.target = target
+        self.value = value
+        self.reason = reason
+        super().__init__(f"cannot write {value[:100]!r} into a generated {target} file: {reason}",
+                         hint="run `kernelkit check-config` and fix the value it reports")
 
 
 class TemplateError(KernelkitError):
@@ -417,6 +447,8 @@ EXIT_CODES: dict[type[KernelkitError], ExitCode] = {
     CommandError: ExitCode.COMMAND,
     ManifestError: ExitCode.INVALID_INPUT,
     MetadataError: ExitCode.INVALID_INPUT,
+    InputFileError: ExitCode.INVALID_INPUT,
+    UnsafeValueError: ExitCode.INVALID_INPUT,
     LockError: ExitCode.INVALID_INPUT,
     TemplateError: ExitCode.INVALID_INPUT,
     LocalKernelsError: ExitCode.INVALID_INPUT,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -22,6 +23,7 @@ from kernelkit.errors import (  # noqa: E402
     ExitCode,
     HubError,
     IntegrityError,
+    KernelkitError,
     LockError,
     OfflineError,
     VersionRequestError,
@@ -482,3 +484,387 @@ def test_branch_and_tag_names_ending_in_newline_are_refused(name: str) -> None:
         check_ref_name(name, "branch")
     with pytest.raises(HubError):
         check_tag(name, "v1")
+
+
+# === issue 24: the second round ===============================================================
+# (items 1, 2, 11 and 15; the loader's and serve's items have their own sections)
+
+HUGE = "9" * 5000  # beyond Python's int-string limit (4300 digits)
+
+
+def kernel_project(tmp: Path, name: str = "acme/kk") -> Path:
+    from kernelkit.scaffold import init_project
+
+    proj = tmp / name.split("/")[1]
+    init_project(proj, name=name, backends=["cpu"], git=False)
+    return proj
+
+
+def publish_tree(hub: LocalGitHub, repo_id: str, build: Path, branch: str = "v1") -> str:
+    files = {f"build/{p.relative_to(build).as_posix()}": p for p in sorted(build.rglob("*"))
+             if p.is_file()}
+    return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
+
+
+def cli_limited(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``cli`` in a process of at most 2 GiB of address space and 60 s: a reader that
+    slurps /dev/zero or blocks on a FIFO fails here instead of taking the machine with it."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    full = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "kernelkit", *args], capture_output=True,
+                          text=True, env=full, cwd=cwd, timeout=60, preexec_fn=limit)
+
+
+# --- item 1: to-wheel verifies digests and names nothing after hub metadata ------------------
+
+
+def test_to_wheel_refuses_a_tampered_variant_as_get_kernel_does(env: dict[str, Any]) -> None:
+    """A changed file plus an extra one: to-wheel used to write the wheel (exit 0)."""
+    hub, tmp = env["hub"], env["tmp"]
+    build = tmp / "b"
+    vdir = make_variant(build, HOST, uid=uid())
+    (vdir / "__init__.py").write_text((vdir / "__init__.py").read_text() + "\nEVIL = 1\n")
+    (vdir / "extra.py").write_text("EVIL = 2\n")
+    publish_tree(hub, "kernels-community/tw", build)
+    dest = tmp / "dist"
+    proc = cli("to-wheel", "kernels-community/tw", "--version", "1", "--hub", str(hub.root),
+               "--dest", str(dest))
+    assert proc.returncode == ExitCode.INTEGRITY, proc.stderr
+    assert "does not match" in one_line_error(proc) or "digest" in proc.stderr
+    assert not dest.exists() or not list(dest.iterdir())
+    with pytest.raises(IntegrityError):
+        api.get_kernel("kernels-community/tw", version=1, hub=hub)
+
+
+def test_to_wheel_names_the_package_after_the_repository_not_hub_metadata(
+        env: dict[str, Any]) -> None:
+    """metadata.json ``name = "sitecustomize"`` used to install a sitecustomize/ package that
+    runs in every later Python process; a license with a newline could add a Requires-Dist."""
+    import email.parser
+    import zipfile
+
+    hub, tmp = env["hub"], env["tmp"]
+    build = tmp / "b"
+    vdir = make_variant(build, HOST, name="sitecustomize", uid=uid())
+    meta = Metadata.read(vdir / "metadata.json")
+    seal_variant(vdir, Metadata(**{**meta.__dict__, "digest": None,
+                                   "license": "MIT\nRequires-Dist: evil-package"}))
+    publish_tree(hub, "acme/relu", build)
+    dest = tmp / "dist"
+    proc = cli("to-wheel", "acme/relu", "--version", "1", "--hub", str(hub.root), "--dest",
+               str(dest))
+    assert proc.returncode == 0, proc.stderr
+    [wheel] = dest.iterdir()
+    assert wheel.name.startswith("relu-1+")
+    with zipfile.ZipFile(wheel) as zf:
+        tops = {n.split("/")[0] for n in zf.namelist()}
+        meta_text = zf.read(next(n for n in zf.namelist() if n.endswith("/METADATA"))).decode()
+    assert tops == {"relu", next(t for t in tops if t.endswith(".dist-info"))}
+    headers = email.parser.Parser().parsestr(meta_text)
+    assert headers["Name"] == "relu" and "\nRequires-Dist: evil" not in meta_text
+    [requirement] = headers.get_all("Requires-Dist")  # the license stayed one (folded) header
+    assert requirement.startswith("torch") and "evil-package" in headers["License"]
+
+
+@pytest.mark.parametrize(("repo_id", "why"), [
+    ("acme/sitecustomize", "would shadow a module Python or torch relies on"),
+    ("acme/usercustomize", "would shadow a module Python or torch relies on"),
+    ("acme/torch", "would shadow a module Python or torch relies on"),
+    ("acme/json", "standard library"),
+    ("acme/Site", "standard library"),
+    ("acme/2d-conv", "not a Python identifier"),
+    ("acme/numpy", "installed distribution numpy"),
+])
+def test_to_wheel_refuses_packages_that_shadow_others(env: dict[str, Any], repo_id: str,
+                                                      why: str) -> None:
+    from kernelkit.wheel.api import kernel_to_wheels
+    from kernelkit.wheel.naming import Installed, installed_packages
+
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, repo_id, "v1")
+    with pytest.raises(KernelkitError, match=why):
+        kernel_to_wheels(repo_id, hub, tmp / "dist", cache_dir=env["cache"], version=1)
+    assert not (tmp / "dist").exists()
+    assert installed_packages()["numpy"] == [Installed("numpy", None)]  # the real environment
+    # an earlier wheel of the same kernel is no obstacle; a same-named other package is
+    publish(hub, tmp, "acme/relu", "v1")
+    ours = {"relu": [Installed("relu", "acme/relu")]}
+    assert kernel_to_wheels("acme/relu", hub, tmp / "dist", cache_dir=env["cache"], version=1,
+                            installed=ours)
+    with pytest.raises(KernelkitError, match="installed distribution relu"):
+        kernel_to_wheels("acme/relu", hub, tmp / "dist", cache_dir=env["cache"], version=1,
+                         installed={"relu": [Installed("relu", "other/relu")]})
+
+
+# --- item 2: no code from build.toml values into generated files ------------------------------
+
+
+def _inject_kernel_name(proj: Path) -> None:
+    with (proj / "build.toml").open("a") as fh:
+        fh.write('\n[kernel."\\nexecute_process(COMMAND touch pwned)\\n#"]\nbackend = "cpu"\n'
+                 'depends = ["torch"]\nsrc = ["kk_cpu/kk_cpu.cpp"]\n')
+
+
+def _inject_flag(proj: Path) -> None:
+    text = (proj / "build.toml").read_text()
+    text = text.replace('src = ["kk_cpu/kk_cpu.cpp"]',
+                        'src = ["kk_cpu/kk_cpu.cpp"]\ncxx-flags = ["-O2\\")\\nexecute_process('
+                        'COMMAND touch pwned)\\nset(X \\""]', 1)
+    assert "execute_process" in text
+    (proj / "build.toml").write_text(text)
+
+
+@pytest.mark.parametrize("inject", [_inject_kernel_name, _inject_flag])
+def test_build_toml_values_never_reach_cmake_as_code(tmp_path: Path,
+                                                     inject: Any) -> None:
+    """Both reproductions used to pass check-config and run `touch pwned` at configure time."""
+    proj = kernel_project(tmp_path)
+    inject(proj)
+    err = one_line_error(cli("check-config", str(proj)))
+    assert "build.toml:" in err and ("invalid kernel name" in err or "control" in err)
+    for args in (["build", str(proj)], ["create-pyproject", str(proj)]):
+        assert cli(*args, cwd=proj).returncode == ExitCode.INVALID_INPUT
+    assert not list(tmp_path.rglob("pwned")) and not (proj / "build").exists()
+    assert not (proj / "CMakeLists.txt").exists()
+
+
+def test_generators_refuse_values_that_skipped_validation() -> None:
+    """A manifest built in code (no check-config) cannot smuggle CMake either."""
+    from kernelkit.errors import UnsafeValueError
+    from kernelkit.generate import project_files
+    from kernelkit.manifest.model import General, KernelComponent, Manifest, TorchFramework
+
+    general = General(name="kk", version=1, license="MIT", backends=("cpu",))
+    for kernel in (KernelComponent(name="a)\nexecute_process(COMMAND touch pwned)\n#",
+                                   backend="cpu", src=("a.cpp",), depends=()),
+                   KernelComponent(name="a", backend="cpu", src=("a.cpp",), depends=(),
+                                   cxx_flags=('")\nexecute_process(COMMAND touch pwned)#',))):
+        manifest = Manifest(general=general, framework=TorchFramework(src=("b.cpp",)),
+                            kernels=(kernel,))
+        with pytest.raises(UnsafeValueError):
+            project_files(manifest, "abc1234")
+
+
+@pytest.mark.slow
+def test_flags_and_paths_with_shell_and_cmake_syntax_compile_as_one_value(
+        tmp_path: Path) -> None:
+    """Allowed values full of CMake, shell and generator-expression syntax reach the compiler
+    intact (checked by the compiler itself: static_asserts on the stringified macros), run
+    nothing, and are recorded in the variant's provenance; upstream still reads it."""
+    from kernelkit.builder.api import build
+
+    proj = kernel_project(tmp_path)
+    flags = {"KK_SHELL": "$(touch pwned)", "KK_TICK": "`touch pwned`", "KK_GT": "a>b,c",
+             "KK_VAR": "${HOME}", "KK_SPACE": "a b", "KK_QUOTE": '"q"', "KK_HASH": "#x",
+             "KK_CMAKE": '")\nexecute_process(COMMAND touch pwned)#"'.replace("\n", " ")}
+    checks = "".join(f"static_assert(std::string_view(KK_XSTR({k})) == R\"kk({v})kk\", "
+                     f"\"{k}\");\n" for k, v in flags.items())
+    odd = "kk_cpu/check (touch pwned) #1 'q' +=.cpp"
+    (proj / odd).write_text("#include <string_view>\n#define KK_STR(...) #__VA_ARGS__\n"
+                            "#define KK_XSTR(...) KK_STR(__VA_ARGS__)\n" + checks)
+    values = [f"-D{k}={v}" for k, v in flags.items()]
+    text = (proj / "build.toml").read_text().replace(
+        'src = ["kk_cpu/kk_cpu.cpp"]',
+        f'src = ["kk_cpu/kk_cpu.cpp", {json.dumps(odd)}]\ncxx-flags = {json.dumps(values)}', 1)
+    (proj / "build.toml").write_text(text)
+    assert cli("check-config", str(proj)).returncode == 0, "allowed values"
+    dollar = text.replace(json.dumps(odd), json.dumps("kk_cpu/a$(touch pwned).cpp"))
+    (proj / "build.toml").write_text(dollar)  # CMake's Ninja generator leaves a $ unescaped
+    assert "holds $" in one_line_error(cli("check-config", str(proj)))
+    (proj / "build.toml").write_text(text)
+    [result] = build(proj, backends=["cpu"], jobs=2)
+    assert not list(tmp_path.rglob("pwned")) and not (ROOT / "pwned").exists()
+    data = json.loads((result.path / "metadata.json").read_text())
+    assert data["provenance"]["kernelkit"]["compile-flags"] == {
+        "kernel.kk_cpu.cxx-flags": values}
+    rust = pytest.importorskip("kernels._rust")  # upstream 0.19.1 parses it (and 0.17.2: docs)
+    meta = rust.Metadata.read_from_file(result.path / "metadata.json")
+    meta.digest.validate(rust.Digest.hash_variant(meta.digest.algorithm, result.path))
+
+
+# --- item 11: numbers beyond Python's int-string limit ----------------------------------------
+
+
+def test_huge_integers_in_build_toml(tmp_path: Path) -> None:
+    proj = kernel_project(tmp_path)
+    text = (proj / "build.toml").read_text().replace("version = 1", f"version = {HUGE}", 1)
+    (proj / "build.toml").write_text(text)
+    for command in ("check-config", "list-variants", "build"):
+        err = one_line_error(cli(command, str(proj)))
+        assert "build.toml:3:" in err and "5000-digit number" in err, (command, err)
+    proj.joinpath("build").mkdir()
+    make_variant(proj / "build", HOST, uid=uid())
+    err = one_line_error(cli("upload", str(proj), "--repo-id", "acme/kk", "--hub",
+                             str(tmp_path / "hub")))
+    assert "5000-digit number" in err and not (tmp_path / "hub").exists()
+
+
+def test_huge_integers_in_pyproject_and_kernels_lock(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, "kernels-community/hi", "v1")
+    app = tmp / "app"
+    app.mkdir()
+    (app / "pyproject.toml").write_text(
+        f'[tool.kernels.dependencies]\n"kernels-community/hi" = {HUGE}\n')
+    err = one_line_error(cli("lock", str(app), "--hub", str(hub.root)))
+    assert "pyproject.toml:2:" in err and "5000-digit number" in err
+    (app / "kernels.lock").write_text(f'[{{"repo_id": "kernels-community/hi", "sha": {HUGE}}}]')
+    err = one_line_error(cli("download", str(app), "--hub", str(hub.root)))
+    assert "kernels.lock:1:" in err and "5000-digit number" in err
+
+
+def _huge_metadata(vdir: Path) -> None:
+    text = (vdir / "metadata.json").read_text()
+    (vdir / "metadata.json").write_text(text.replace('"version": 1', f'"version": {HUGE}', 1))
+
+
+def test_huge_integers_in_metadata_json_and_kernel_status(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    build = tmp / "b"
+    vdir = make_variant(build, HOST, uid=uid())
+    _huge_metadata(vdir)
+    publish_tree(hub, "kernels-community/hm", build)
+    with pytest.raises(MetadataError, match="5000-digit number"):
+        api.get_kernel("kernels-community/hm", version=1, hub=hub)
+    assert "5000-digit number" in one_line_error(cli("info", "kernels-community/hm", "--hub",
+                                                     str(hub.root)))
+    check = cli("check", str(build))  # a finding of the report, not a traceback
+    assert check.returncode == ExitCode.ERROR and "Traceback" not in check.stderr
+    assert "5000-digit number" in check.stdout
+    clean = make_variant(tmp / "c", HOST, uid=uid())
+    status = tmp / "status.toml"
+    status.write_text(f'kind = "redirect"\ndestination = "a/b"\nrevision = {HUGE}\n')
+    hub.publish("kernels-community/hs", "v1", {"kernel-status.toml": status, **{
+        f"build/{HOST}/{p.name}": p for p in clean.iterdir() if p.is_file()}})
+    with pytest.raises(HubError, match=r"kernel-status\.toml:3: a 5000-digit number"):
+        api.get_kernel("kernels-community/hs", version=1, hub=hub)
+
+
+# --- item 15: the smaller ones --------------------------------------------------------------
+
+
+def test_upload_checks_output_json_before_publishing(tmp_path: Path) -> None:
+    proj = tmp_path / "p"
+    make_variant(proj / "build", HOST, uid=uid())
+    hub = tmp_path / "hub"
+    for target in (tmp_path, tmp_path / "missing" / "out.json"):
+        err = one_line_error(cli("upload", str(proj), "--repo-id", "acme/oj", "--hub", str(hub),
+                                 "--output-json", str(target)))
+        assert str(target) in err
+        assert not LocalGitHub(hub).repo_exists("acme/oj")  # nothing was published
+    out = tmp_path / "out.json"
+    assert cli("upload", str(proj), "--repo-id", "acme/oj", "--hub", str(hub),
+               "--output-json", str(out)).returncode == 0
+    assert json.loads(out.read_text())["status"] == "uploaded"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.json")] == []
+
+
+def test_a_killed_kernels_lock_writer_leaves_no_temp_file_behind(tmp_path: Path) -> None:
+    from kernelkit.lock.lockfile import read_locks, write_locks
+
+    path = tmp_path / "kernels.lock"
+    code = ("import os, signal, sys; from pathlib import Path\n"
+            "from kernelkit.lock.lockfile import write_locks\n"
+            "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "write_locks(Path(sys.argv[1]), [])\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)],
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert proc.returncode == -9
+    [stale] = [p for p in tmp_path.iterdir() if p.name.endswith(".incomplete")]
+    fresh = tmp_path / ".kernels.lock.fresh.incomplete"  # a concurrent writer's, seconds old
+    fresh.write_text("")
+    old = stale.stat().st_mtime - 3600
+    os.utime(stale, (old, old))
+    assert write_locks(path, [])
+    assert read_locks(path) == [] and not stale.exists() and fresh.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge", "directory"])
+def test_input_files_are_read_bounded_and_regular_only(tmp_path: Path, kind: str) -> None:
+    """A FIFO build.toml hung check-config, a link to /dev/zero gave MemoryError, 1 GB took
+    minutes; every input file goes through one bounded reader now."""
+    proj = kernel_project(tmp_path)
+    app = tmp_path / "app"
+    app.mkdir()
+    targets = {proj / "build.toml": ["check-config", str(proj)],
+               app / "pyproject.toml": ["lock", str(app), "--hub", str(tmp_path / "hub")],
+               app / "kernels.lock": ["download", str(app), "--hub", str(tmp_path / "hub")]}
+    (app / "pyproject.toml").write_text('[tool.kernels.dependencies]\n"a/b" = 1\n')
+    for path, args in targets.items():
+        if path.name == "kernels.lock":
+            path.unlink(missing_ok=True)
+        else:
+            path.replace(path.with_suffix(".bak"))
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dev-zero":
+            path.symlink_to("/dev/zero")
+        elif kind == "huge":
+            with path.open("wb") as fh:
+                fh.truncate(1 << 30)  # sparse: 1 GiB to read, nothing on disk
+        else:
+            path.mkdir()
+        proc = cli_limited(*args)
+        err = one_line_error(proc)
+        assert path.name in err and ("not a regular file" in err or "larger than" in err), err
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        else:
+            path.unlink()
+        if path.with_suffix(".bak").exists():
+            path.with_suffix(".bak").replace(path)
+
+
+@pytest.mark.parametrize("value", ['"acme/relu\\n"', '"../../etc"', '"acme/relu/x"'])
+def test_check_config_refuses_bad_hub_repo_ids(tmp_path: Path, value: str) -> None:
+    proj = kernel_project(tmp_path)
+    text = (proj / "build.toml").read_text().replace('repo-id = "acme/kk"',
+                                                      f"repo-id = {value}", 1)
+    assert value in text
+    (proj / "build.toml").write_text(text)
+    err = one_line_error(cli("check-config", str(proj)))
+    assert "general.hub.repo-id" in err and "invalid repository id" in err
+
+
+def test_bad_environment_values_are_usage_errors(tmp_path: Path) -> None:
+    proj = kernel_project(tmp_path)
+    err = one_line_error(cli("build", str(proj), "--dry-run",
+                             env={"KERNELKIT_CUDA_CAPABILITIES": "abc"}))
+    assert "KERNELKIT_CUDA_CAPABILITIES" in err
+    for endpoint in ("::::", "http://", "ftp://host"):
+        err = one_line_error(cli("versions", "acme/x", "--hub", "hf",
+                                 env={"HF_ENDPOINT": endpoint}))
+        assert "HF_ENDPOINT" in err and "invalid Hugging Face Hub endpoint" in err
+
+
+def test_versions_with_control_characters_are_refused(env: dict[str, Any]) -> None:
+    publish(env["hub"], env["tmp"], "kernels-community/vn", "v1")
+    for version in ("1\n", ">=1\n", "1\t"):
+        with pytest.raises(VersionRequestError):
+            api.get_kernel("kernels-community/vn", version=version, hub=env["hub"])
+    app = env["tmp"] / "app"
+    app.mkdir()
+    (app / "pyproject.toml").write_text(
+        '[tool.kernels.dependencies]\n"kernels-community/vn" = "1\\n"\n')
+    assert "neither a major version" in one_line_error(cli("lock", str(app), "--hub",
+                                                           str(env["hub"].root)))
+
+
+def test_download_names_a_locked_commit_the_hub_does_not_have(env: dict[str, Any]) -> None:
+    hub, tmp = env["hub"], env["tmp"]
+    publish(hub, tmp, "kernels-community/gone", "v1")
+    app = tmp / "app"
+    app.mkdir()
+    (app / "pyproject.toml").write_text(
+        '[tool.kernels.dependencies]\n"kernels-community/gone" = 1\n')
+    assert cli("lock", str(app), "--hub", str(hub.root)).returncode == 0
+    lock = app / "kernels.lock"
+    missing = "a" * 40
+    lock.write_text(re.sub(r"[0-9a-f]{40}", missing, lock.read_text(), count=1))
+    err = one_line_error(cli("download", str(app), "--hub", str(hub.root)))
+    assert missing in err and "kernels-community/gone" in err and "kernelkit lock" in err
+    assert "ls-tree" not in err

@@ -1,15 +1,22 @@
 """Fuzzing with hypothesis: every input kernelkit reads from a user or a hub gives a value or
 one of kernelkit's own errors (the ``KernelkitError`` tree), never a traceback of another kind.
 
-Targets: build.toml, metadata.json, kernels.lock, ``[tool.kernels]`` of pyproject.toml, repo
-ids, revisions, version specifiers and variant names. ``CONFIG.fuzz_examples`` cases each.
+Targets: build.toml, metadata.json, kernels.lock, ``[tool.kernels]`` of pyproject.toml,
+kernel-status.toml, repo ids, revisions, version specifiers and variant names
+(``CONFIG.fuzz_examples`` cases each); numbers beyond Python's int-string digit limit in every
+TOML/JSON target (``Huge``); and manifest values that reach generated files: ``cmake_quote``
+through real ``cmake -P``, ``python_literal`` through ``ast``, ``toml_string`` through
+``tomllib``, and whole build.toml files through check-config into the generated CMake,
+setup.py, _ops.py and pyproject.toml (values arrive intact, or are refused by their grammar).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import re
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,19 +33,42 @@ from hypothesis import (  # noqa: E402
 )
 
 from kernelkit.artifact.metadata import Metadata  # noqa: E402
-from kernelkit.errors import HubError, KernelkitError, VersionRequestError  # noqa: E402
+from kernelkit.errors import (  # noqa: E402
+    HubError,
+    KernelkitError,
+    ManifestError,
+    UnsafeValueError,
+    VersionRequestError,
+)
+from kernelkit.generate import project_files  # noqa: E402
+from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_cmakelists  # noqa: E402
 from kernelkit.hub import names as hub_names  # noqa: E402
 from kernelkit.hub.port import Refs  # noqa: E402
 from kernelkit.loader import identity  # noqa: E402
 from kernelkit.loader.cache import RepoCache  # noqa: E402
+from kernelkit.loader.status import parse_status  # noqa: E402
 from kernelkit.loader.versions import parse_version_request, select_ref  # noqa: E402
 from kernelkit.lock.lockfile import parse_locks  # noqa: E402
 from kernelkit.lock.project import read_dependencies  # noqa: E402
 from kernelkit.manifest.parse import parse_manifest  # noqa: E402
+from kernelkit.manifest.validate import unsafe_path  # noqa: E402
+from kernelkit.util.quote import (  # noqa: E402
+    cmake_quote,
+    cmake_refusal,
+    is_kernel_name,
+    python_literal,
+    toml_string,
+)
 from kernelkit.variants.choose import rank_variants  # noqa: E402
 from kernelkit.variants.host import System  # noqa: E402
 from kernelkit.variants.name import parse_variant  # noqa: E402
+from tests.cmake_script import record_calls  # noqa: E402
 from tests.reliability.common import CONFIG  # noqa: E402
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FUZZ = settings(max_examples=CONFIG.fuzz_examples, deadline=None, database=None,
@@ -51,8 +81,17 @@ NASTY = st.sampled_from(["", "\n", "\0", "..", "/", "\\", "{}", "{org}", "$", "v
                          "\udcff", "a" * 300, "1" * 5000, "--", "%2F", "-rf", "HEAD~1", ":x"])
 TEXT = st.one_of(st.text(max_size=60), NASTY, st.from_regex(r"[a-z0-9./_+-]{0,40}",
                                                             fullmatch=True))
+
+
+class Huge(str):
+    """A number beyond Python's int-string digit limit (4300), written as raw digits into the
+    TOML or JSON text (``toml_value``, ``json_text``): json and tomllib raise a bare ValueError
+    on it, which every reader must turn into its own error."""
+
+
+HUGE = st.integers(4301, 4400).map(lambda n: Huge("9" * n))
 JSON = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), TEXT),
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), TEXT, HUGE),
     lambda inner: st.one_of(st.lists(inner, max_size=4),
                             st.dictionaries(TEXT, inner, max_size=4)),
     max_leaves=12)
@@ -61,6 +100,8 @@ JSON = st.recursive(
 def toml_value(value: Any) -> str:
     """A TOML literal for ``value`` (strings JSON-quoted, which TOML's basic strings accept
     except for a few escapes; those become parse errors, which is also fine to fuzz)."""
+    if isinstance(value, Huge):
+        return str.__str__(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -73,6 +114,11 @@ def toml_value(value: Any) -> str:
         return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()
                                if v is not None) + "}"
     return '""'
+
+
+def json_text(value: Any) -> str:
+    """``json.dumps``, with every ``Huge`` written as a bare number."""
+    return re.sub(r'"(9{4301,})"', r"\1", json.dumps(value))
 
 
 def only_kernelkit_errors(name: str, fn: Callable[[], object]) -> None:
@@ -127,7 +173,7 @@ def test_metadata_json(value: Any, key: str, whole: bool) -> None:
     only_kernelkit_errors("metadata.json", lambda: Metadata.from_json(data))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "metadata.json"
-        path.write_text(json.dumps(data))
+        path.write_text(json_text(data))
         only_kernelkit_errors("metadata.json", lambda: Metadata.read(path))
 
 
@@ -151,7 +197,7 @@ VALID_LOCK = {"repo_id": "org/k", "sha": "a" * 40,
 @given(JSON, st.sampled_from(sorted(VALID_LOCK)), st.booleans())
 def test_kernels_lock(value: Any, key: str, whole: bool) -> None:
     data = value if whole else [{**VALID_LOCK, key: value}]
-    only_kernelkit_errors("kernels.lock", lambda: parse_locks(json.dumps(data)))
+    only_kernelkit_errors("kernels.lock", lambda: parse_locks(json_text(data)))
 
 
 @FUZZ
@@ -234,6 +280,189 @@ def test_variant_names(names: list[str]) -> None:
                     cpu="x86_64", os="linux")
     decisions = rank_variants(names, system)
     assert {d.variant for d in decisions} == set(names)
+
+
+# --- kernel-status.toml -----------------------------------------------------------------------
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["kind", "destination", "revision", "x"]), JSON,
+                       max_size=4), st.booleans())
+def test_kernel_status_toml(table: dict[str, Any], redirect: bool) -> None:
+    if redirect:
+        table = {"kind": "redirect", **table}
+    text = "\n".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in table.items()
+                     if v is not None)
+    only_kernelkit_errors("kernel-status.toml", lambda: parse_status(text, "kernel-status.toml"))
+
+
+# --- manifest values that reach generated files (CMake, setup.py, pyproject.toml, _ops.py) ----
+
+INJECT = st.sampled_from([
+    '")\nexecute_process(COMMAND touch pwned)\n#', ")\nfile(WRITE pwned x)\n", "${CMAKE_COMMAND}",
+    "$ENV{HOME}", "$CACHE{X}", "\\", '"', "'", "#", "[[", "]]", "[=[", "(", ")", "@PWNED@",
+    "$(touch pwned)", "`touch pwned`", ";", "$<1:x>", "$<", ">", ",", " ", "\t", "\n", "\r",
+    "\x00", "\x7f", "\u2028", "\udcff", "é", "💥", "{", "}", "%", "\\n", '\\"', "${", "$",
+    "-DX=a>b", "SHELL:", "..", "/", "a", "relu", "-O2"])
+VALUE = st.lists(st.one_of(INJECT, st.text(max_size=4)), max_size=5).map("".join)
+NAME = st.one_of(VALUE, st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,8}", fullmatch=True))
+# Dangerous if not escaped, yet allowed by every grammar: these must reach CMake intact.
+_SYNTAX = [")", "execute_process(COMMAND touch pwned)", "#", "[[", "]]", "(", "@PWNED@", "{",
+           "}", "%", "é", "💥", " ", "'", "=", "+", "-O2", "k.cpp", "a/", "[=[", "else()"]
+ALLOWED_PATH = st.lists(st.sampled_from(_SYNTAX), min_size=1, max_size=5).map("".join)
+ALLOWED_FLAG = st.lists(st.sampled_from([
+    *_SYNTAX, '")', '"', "${CMAKE_COMMAND}", "$ENV{HOME}", "$CACHE{X}", "\\", "$(touch pwned)",
+    "`touch pwned`", "${", "$", ">", ",", "-DX=a>b"]), min_size=1, max_size=5).map("".join)
+
+
+@FUZZ
+@given(st.lists(VALUE, min_size=1, max_size=8))
+def test_cmake_quote_round_trips_or_refuses(values: list[str]) -> None:
+    """Real ``cmake -P``: every value cmake_quote accepts arrives as exactly one argument,
+    every other value is refused; nothing runs."""
+    CASES["cmake_quote"] = CASES.get("cmake_quote", 0) + 1
+    kept = []
+    for value in values:
+        if cmake_refusal(value) is not None:
+            with pytest.raises(UnsafeValueError):
+                cmake_quote(value)
+        else:
+            kept.append(value)
+    with tempfile.TemporaryDirectory() as tmp:
+        text = "kk_add_sources(" + " ".join(cmake_quote(v) for v in kept) + ")\n"
+        assert record_calls(text, Path(tmp)) == [("kk_add_sources", kept)]
+        assert not (Path(tmp) / "pwned").exists()
+
+
+@FUZZ
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-10**50, 10**50), VALUE),
+                    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                            st.lists(inner, max_size=3).map(tuple),
+                                            st.dictionaries(VALUE, inner, max_size=3)),
+                    max_leaves=8))
+def test_python_literal_round_trips(value: Any) -> None:
+    CASES["python_literal"] = CASES.get("python_literal", 0) + 1
+    text = python_literal(value)
+    tree = ast.parse(text, mode="eval")  # one expression, nothing else
+    assert ast.literal_eval(tree) == value
+
+
+@FUZZ
+@given(VALUE)
+def test_toml_string_round_trips_or_refuses(value: str) -> None:
+    CASES["toml_string"] = CASES.get("toml_string", 0) + 1
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in value):
+        with pytest.raises(UnsafeValueError):
+            toml_string(value)
+        return
+    assert tomllib.loads(f"x = {toml_string(value)}\ny = 1\n") == {"x": value, "y": 1}
+
+
+def _fuzz_manifest(kind: str, names: tuple[str, str], src: list[str], flags: list[str],
+                   pyext: list[str], general: str = "fz") -> str:
+    q = toml_string
+    arr = lambda items: "[" + ", ".join(q(i) for i in items) + "]"  # noqa: E731
+    cpu, cuda = names
+    return (f'[general]\nname = "{general}"\nversion = 1\nedition = 5\nlicense = "MIT"\n'
+            f'backends = ["cpu", "cuda"]\n\n[{kind}]\nsrc = {arr(src)}\n'
+            f"include = {arr(src[:1])}\ncxx-flags = {arr(flags)}\npyext = {arr(pyext)}\n\n"
+            f'[kernel.{q(cpu)}]\nbackend = "cpu"\ndepends = ["torch"]\nsrc = {arr(src)}\n'
+            f"cxx-flags = {arr(flags[::-1])}\n\n"
+            f'[kernel.{q(cuda)}]\nbackend = "cuda"\ndepends = ["torch"]\nsrc = {arr(src)}\n'
+            f'cuda-flags = {arr(flags)}\ncuda-capabilities = ["8.0", "9.0a"]\n')
+
+
+def _groups(*pairs: tuple[str, list[str]]) -> list[str]:
+    return [x for key, items in pairs if items for x in (key, *items)]
+
+
+def _refused(names: tuple[str, str], src: list[str], flags: list[str],
+             pyext: list[str]) -> bool:
+    """What the grammars (kernelkit.util.quote, manifest.validate) refuse."""
+    return (not all(is_kernel_name(n) for n in names)
+            or any(unsafe_path(p) is not None for p in src)
+            or any(not f or cmake_refusal(f) is not None for f in flags)
+            or any(re.fullmatch(r"[A-Za-z0-9_]{1,32}", e) is None for e in pyext))
+
+
+@st.composite
+def manifest_values(draw: Any, name: Any, path: Any, flag: Any, ext: Any) -> tuple[Any, ...]:
+    """``(names, src, flags, pyext)`` drawn from the given strategies."""
+    return (draw(st.tuples(name, name)), draw(st.lists(path, min_size=1, max_size=3)),
+            draw(st.lists(flag, max_size=3)),
+            draw(st.lists(st.one_of(ext, st.just("json")), max_size=2)))
+
+
+VALID_NAME = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,8}", fullmatch=True)
+
+
+@FUZZ
+@given(st.sampled_from(["torch", "tvm-ffi"]), st.sampled_from(["fz", "class", "a-b9"]), st.one_of(
+    manifest_values(NAME, VALUE, VALUE, VALUE),  # anything: refused exactly by the grammars
+    # allowed names, paths and flags full of CMake and shell syntax: they must arrive intact
+    manifest_values(VALID_NAME, ALLOWED_PATH, ALLOWED_FLAG, st.just("py"))))
+def test_manifest_values_reach_generated_files_intact(kind: str, general: str,
+                                                      values: tuple[Any, ...]) -> None:
+    """build.toml -> check-config -> generated files: a value is refused exactly when its
+    grammar refuses it; an accepted one reaches real CMake as exactly one argument, and
+    setup.py, _ops.py and pyproject.toml parse back to the manifest's values."""
+    CASES["generated files"] = CASES.get("generated files", 0) + 1
+    names, src, flags, pyext = values
+    if names[0] == names[1] or any(0xD800 <= ord(c) <= 0xDFFF
+                                   for v in (*names, *src, *flags, *pyext) for c in v):
+        return  # a TOML duplicate key, or text no UTF-8 file can hold
+    text = _fuzz_manifest(kind, names, src, flags, pyext, general)
+    try:
+        manifest = parse_manifest(text, Path("build.toml"), check_sources=False)
+    except ManifestError:
+        assert _refused(names, src, flags, pyext), text
+        return
+    assert not _refused(names, src, flags, pyext), text
+    cpu, cuda = names
+    with tempfile.TemporaryDirectory() as tmp:
+        if kind == "torch":
+            files = project_files(manifest, "abc1234")
+            expected = [("kk_setup", []),
+                        ("kk_add_sources", ["torch", *_groups(("SOURCES", src),
+                                                              ("INCLUDES", src[:1]),
+                                                              ("CXX_FLAGS", flags))])]
+            comps = {cpu: ("kk_cpu_component", [cpu, *_groups(("SOURCES", src),
+                                                              ("CXX_FLAGS", flags[::-1]))]),
+                     cuda: ("kk_cuda_component", [cuda, *_groups(("SOURCES", src),
+                                                                ("CUDA_FLAGS", flags))])}
+            expected += [comps[n] for n in sorted(comps)] + [("kk_add_extension", [])]
+            assert record_calls(files["CMakeLists.txt"], Path(tmp)) == expected
+            _check_python_files(files, cuda, general.replace("-", "_"))
+        else:
+            _check_tvm_ffi(render_tvm_ffi_cmakelists(manifest, "abc1234"), Path(tmp), names,
+                           src, flags)
+        assert not (Path(tmp) / "pwned").exists()
+
+
+def _check_python_files(files: dict[str, str], cuda: str, py: str) -> None:
+    setup = ast.parse(files["setup.py"])
+    consts = {t.id: ast.literal_eval(node.value) for node in setup.body
+              if isinstance(node, ast.Assign) for t in node.targets
+              if isinstance(t, ast.Name) and t.id in ("CUDA_COMPONENTS", "PYTHON_NAME")}
+    assert consts == {"CUDA_COMPONENTS": {cuda: ["8.0", "9.0a"]}, "PYTHON_NAME": py}
+    ast.parse(files[f"torch-ext/{py}/_ops.py"])
+    assert tomllib.loads(files["pyproject.toml"])["project"]["name"] == py
+
+
+def _check_tvm_ffi(text: str, tmp: Path, names: tuple[str, str], src: list[str],
+                   flags: list[str]) -> None:
+    """The manifest part of a tvm-ffi CMakeLists.txt (between its fixed header, which needs a
+    compiler, and the extension), once per backend."""
+    body = text.split('set(KK_SOURCES "")\n', 1)[1].split("# The extension:", 1)[0]
+    binding = ("kk_sources", _groups(("SOURCES", src), ("INCLUDES", src[:1]),
+                                     ("CXX_FLAGS", flags)))
+    cuda = names[1]
+    on_cpu = ("kk_sources", _groups(("SOURCES", src), ("CXX_FLAGS", flags[::-1])))
+    assert record_calls(body, tmp / "cpu", "KK_BACKEND=cpu") == [binding, on_cpu]
+    on_cuda = ("kk_sources", [*_groups(("SOURCES", src), ("CUDA_FLAGS", flags)),
+                              "CUDA_ARCHS", "8.0"])
+    assert record_calls(body, tmp / "cuda", "KK_BACKEND=cuda",
+                        f"KK_CUDA_ARCHS_{cuda}=8.0") == [binding, on_cuda]
 
 
 def test_zz_report_fuzz_cases() -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.artifact.digest import Digest
-from kernelkit.errors import MetadataError
+from kernelkit.errors import InputFileError, MetadataError
 from kernelkit.util.fs import atomic_write_text
+from kernelkit.util.inputs import MAX_JSON_BYTES, parse_json, read_input
 
 _COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]\Z")
@@ -106,23 +107,32 @@ class Metadata:
     @classmethod
     def loads(cls, raw: bytes | str, source: Path | str = "metadata.json") -> Metadata:
         """Parse the text of a ``metadata.json``; bad JSON is a ``MetadataError`` too."""
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise MetadataError(source, f"not valid JSON ({exc})") from None
-        except RecursionError:
-            raise MetadataError(source, "not valid JSON (nested too deeply)") from None
-        return cls.from_json(data, source)
+        return cls.from_json(load_json(raw, source), source)
 
     @classmethod
     def read(cls, path: Path) -> Metadata:
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise MetadataError(path, "file not found") from None
-        except OSError as exc:
-            raise MetadataError(path, f"cannot read it ({exc.strerror or exc})") from None
-        return cls.loads(raw, path)
+        return cls.loads(read_bytes(path), path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of a ``metadata.json`` through the one bounded reader; ``MetadataError``
+    for a missing, irregular or oversized file."""
+    try:
+        return read_input(path, MAX_JSON_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        raise MetadataError(path, "file not found") from None
+    except InputFileError as exc:
+        raise MetadataError(path, exc.reason) from None
+
+
+def load_json(raw: bytes | str, source: Path | str = "metadata.json") -> Any:
+    """The parsed JSON of a ``metadata.json`` (what its digest covers); ``MetadataError`` for
+    anything that is not JSON."""
+    try:
+        return parse_json(raw, source)
+    except InputFileError as exc:
+        line = f" (line {exc.line})" if exc.line is not None else ""
+        raise MetadataError(source, exc.reason + line) from None
 
 
 def _req(data: dict[str, Any], key: str, typ: type) -> Any:

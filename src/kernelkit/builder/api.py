@@ -37,7 +37,13 @@ from kernelkit.builder.resources import this_machine
 from kernelkit.builder.toolchain_lock import ToolchainLock, find_toolchain_lock
 from kernelkit.builder.toolkit import find_cuda_toolkit
 from kernelkit.builder.variant import build_variant
-from kernelkit.errors import BuildError, KernelkitError, NotBuildableError, VariantNotInMatrixError
+from kernelkit.errors import (
+    BuildError,
+    KernelkitError,
+    NotBuildableError,
+    UsageError,
+    VariantNotInMatrixError,
+)
 from kernelkit.generate.cuda_archs import parse_capabilities
 from kernelkit.generate.ids import GitState, git_state, unique_id
 from kernelkit.manifest import Manifest, load_manifest
@@ -72,7 +78,12 @@ class BuildSettings:
         env = dict(os.environ if environ is None else environ)
         remote_storage(env)
         text = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
-        caps = cuda_capabilities or (parse_capabilities(text) if text else None)
+        try:
+            caps = cuda_capabilities or (parse_capabilities(text) if text else None)
+        except ValueError as exc:
+            raise UsageError(f"KERNELKIT_CUDA_CAPABILITIES: {exc}",
+                             hint="e.g. KERNELKIT_CUDA_CAPABILITIES=8.0,9.0+PTX, or unset it "
+                                  "for the toolkit's list") from None
         return cls(default_envs_dir(env), tuple(caps) if caps else None, env, update_toolchain,
                    default_compiler_cache_dir(env))
 

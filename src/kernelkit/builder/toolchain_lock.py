@@ -48,8 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit._version import __version__
-from kernelkit.errors import CommandError, IntegrityError, LockError
+from kernelkit.errors import CommandError, InputFileError, IntegrityError, LockError
 from kernelkit.util.fs import atomic_write_text
+from kernelkit.util.inputs import MAX_JSON_BYTES, parse_json, read_input_text
 from kernelkit.util.run import run
 from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix
 
@@ -213,13 +214,13 @@ def parse_lock(data: Any, path: Path | None = None) -> ToolchainLock:
 
 def read_lock(path: Path) -> ToolchainLock:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = parse_json(read_input_text(path, MAX_JSON_BYTES), path)
+    except (FileNotFoundError, NotADirectoryError):
         raise LockError(f"{path}: toolchain lock not found",
                         hint="create it with `kernelkit toolchain lock`") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise LockError(f"{path}: not valid JSON ({exc})",
-                        hint="regenerate it with `kernelkit toolchain lock`") from None
+    except InputFileError as exc:
+        raise LockError(exc.message, hint="regenerate it with `kernelkit toolchain lock`") \
+            from None
     return parse_lock(data, path)
 
 

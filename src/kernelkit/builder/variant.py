@@ -40,7 +40,7 @@ from kernelkit.generate.python import render_ops_py
 from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
-from kernelkit.manifest.model import TvmFfi
+from kernelkit.manifest.model import TorchFramework, TvmFfi
 from kernelkit.util.fs import (
     atomic_write_text,
     file_lock,
@@ -289,6 +289,9 @@ def variant_metadata(manifest: Manifest, env: BuildEnvironment, plan: VariantPla
         extra["build-cache-key"] = cache_key
     if env.lock_digest is not None:
         extra["toolchain-lock"] = env.lock_digest
+    flags = compile_flags(manifest, plan.backend)
+    if flags:
+        extra["compile-flags"] = flags
     return Metadata(
         name=g.name, id=plan.ops_name, version=g.version, license=g.license,
         backend=plan.backend, archs=plan.archs, upstream=g.upstream, source=g.source,
@@ -297,6 +300,21 @@ def variant_metadata(manifest: Manifest, env: BuildEnvironment, plan: VariantPla
         provenance=Provenance(builder_version=f"kernelkit/{__version__}",
                               kernel=kernel_commit(state), extra=extra),
     )
+
+
+def compile_flags(manifest: Manifest, backend: str) -> dict[str, list[str]]:
+    """The manifest's compile flags that reached this backend's build, by field
+    (``torch.cxx-flags``, ``kernel.<name>.cuda-flags``), for the provenance."""
+    fw = manifest.framework
+    out: dict[str, list[str]] = {}
+    if isinstance(fw, (TorchFramework, TvmFfi)) and fw.cxx_flags:
+        out[f"{fw.kind}.cxx-flags"] = list(fw.cxx_flags)
+    for k in sorted(manifest.kernels_for(backend), key=lambda k: k.name):
+        for key, flags in (("cxx-flags", k.cxx_flags), ("cuda-flags", k.cuda_flags),
+                           ("hip-flags", k.hip_flags), ("sycl-flags", k.sycl_flags)):
+            if flags:
+                out[f"kernel.{k.name}.{key}"] = list(flags)
+    return out
 
 
 def lay_out_variant(manifest: Manifest, plan: VariantPlan, library: Path, meta: Metadata,

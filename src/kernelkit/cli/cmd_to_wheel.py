@@ -10,9 +10,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "to-wheel",
         help="convert every variant of a kernel version into an installable wheel",
-        description="Write one wheel per build variant. The torch build is in the local version "
+        description="Write one wheel per build variant, each verified against its digest first "
+        "(through the kernel cache, as get_kernel does). The torch build is in the local version "
         "label (img2gray-1.2.0+torch213cpu-cp39-abi3-manylinux_2_28_x86_64.whl); pick yours "
-        "with `pip install --find-links DIR img2gray==1.2.0+torch213cpu`.",
+        "with `pip install --find-links DIR img2gray==1.2.0+torch213cpu`. The wheel's package "
+        "is named after the repository and never shadows the standard library, torch or an "
+        "installed package.",
     )
     p.add_argument("repo_id", help="kernel repository, org/name")
     g = p.add_mutually_exclusive_group(required=True)
@@ -28,8 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from kernelkit.loader.settings import read_settings
     from kernelkit.wheel.api import kernel_to_wheels
 
-    hub = read_settings().watch_fetches(open_hub(args.hub))
-    built = kernel_to_wheels(args.repo_id, hub, args.dest,
+    settings = read_settings()
+    hub = settings.watch_fetches(open_hub(args.hub))
+    built = kernel_to_wheels(args.repo_id, hub, args.dest, cache_dir=settings.cache_dir,
                              version=args.version, revision=args.revision)
     for w in built:
         print(w.path)

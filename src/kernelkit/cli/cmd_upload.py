@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import KernelkitError, UsageError
 from kernelkit.hub import Hub, open_hub
+from kernelkit.util.fs import temp_sibling
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,16 +52,24 @@ def run(args: argparse.Namespace) -> int:
                                  hint="use --hub hf (with HF_ENDPOINT for a `kernelkit serve` "
                                       "hub), or drop --private")
         hub.private = True
-    result = upload(args.path, hub, repo_id=args.repo_id, branch=args.branch, tag=args.tag,
-                    message=args.message, create_pr=args.create_pr)
+    to_file = args.output_json is not None and str(args.output_json) != "-"
+    reserved = reserve_output(args.output_json) if to_file else None  # before publishing
+    try:
+        result = upload(args.path, hub, repo_id=args.repo_id, branch=args.branch, tag=args.tag,
+                        message=args.message, create_pr=args.create_pr)
+    except BaseException:
+        if reserved is not None:
+            reserved.unlink(missing_ok=True)
+        raise
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.output_json is not None:
         text = json.dumps(result_json(result, hub), indent=2) + "\n"
-        if str(args.output_json) == "-":
+        if reserved is None:
             sys.stdout.write(text)
             return 0
-        args.output_json.write_text(text, encoding="utf-8")
+        reserved.write_text(text, encoding="utf-8")
+        os.replace(reserved, args.output_json)
     print(f"hub:      {hub!r}")
     print(f"repo:     {result.repo_id}")
     print(f"branch:   {result.branch}")
@@ -71,6 +81,23 @@ def run(args: argparse.Namespace) -> int:
     for branch, url in result.pull_requests:
         print(f"pull request ({branch}): {url}")
     return 0
+
+
+def reserve_output(path: Path) -> Path:
+    """A new file next to ``path`` that the result will be renamed from: proof, before
+    anything is published, that ``path`` can be written (a directory, a missing or
+    read-only parent fail here, not after the upload)."""
+    if path.is_dir():
+        raise UsageError(f"--output-json {path}: is a directory",
+                         hint="pass a file path (e.g. upload.json), or '-' for standard output")
+    tmp = temp_sibling(path)
+    try:
+        tmp.open("x").close()
+    except OSError as exc:
+        raise UsageError(f"--output-json {path}: cannot write there "
+                         f"({exc.strerror or exc})", hint="pass a writable file path, or '-' "
+                         "for standard output; nothing was uploaded") from None
+    return tmp
 
 
 def result_json(result: Any, hub: Hub) -> dict[str, Any]:

@@ -13,9 +13,15 @@ package comes from ``tvm-ffi-ext/<python_name>/`` and its ``_ops.py`` loads the 
 from __future__ import annotations
 
 from kernelkit._version import __version__
-from kernelkit.generate.cmake import render_dependencies
+from kernelkit.generate.cmake import cmake_args, cmake_list, component_args, render_dependencies
 from kernelkit.generate.python import template
 from kernelkit.manifest.model import KernelComponent, Manifest, TvmFfi
+from kernelkit.util.quote import (
+    check_identifier_part,
+    check_kernel_name,
+    check_python_identifier,
+    cmake_quote,
+)
 
 PACKAGE_DIR = "tvm-ffi-ext"
 
@@ -25,7 +31,7 @@ _HEADER = """\
 cmake_minimum_required(VERSION 3.26)
 project({name} LANGUAGES C CXX)
 
-set(KK_BACKENDS "{backends}")
+set(KK_BACKENDS {backends})
 if(NOT DEFINED KK_BACKEND OR KK_BACKEND STREQUAL "")
   set(KK_BACKEND "cpu")
 endif()
@@ -107,23 +113,16 @@ kk_harden(${OPS_NAME} "__tvm_ffi_*")
 """
 
 
-def _q(items: tuple[str, ...]) -> str:
-    return " ".join(f'"{i}"' for i in items)
-
-
-def _args(keyword: str, items: tuple[str, ...]) -> str:
-    return f"\n  {keyword} {_q(items)}" if items else ""
-
-
 def _component(k: KernelComponent) -> str:
-    body = _args("SOURCES", k.src) + _args("INCLUDES", k.include) + _args("CXX_FLAGS", k.cxx_flags)
+    name = check_kernel_name(k.name)
+    body = component_args(k)
     if k.backend == "cuda":
-        body += _args("CUDA_FLAGS", k.cuda_flags) + f'\n  CUDA_ARCHS ${{KK_CUDA_ARCHS_{k.name}}}'
-    guard = f'if(KK_BACKEND STREQUAL "{k.backend}")\n'
+        body += cmake_args("CUDA_FLAGS", k.cuda_flags) + f"\n  CUDA_ARCHS ${{KK_CUDA_ARCHS_{name}}}"
+    guard = f"if(KK_BACKEND STREQUAL {cmake_quote(k.backend)})\n"
     if k.backend == "cuda" and k.cuda_minver is not None:
-        guard = (f'if(KK_BACKEND STREQUAL "cuda" AND CMAKE_CUDA_COMPILER_VERSION '
-                 f'VERSION_GREATER_EQUAL {k.cuda_minver})\n')
-    return f"# [kernel.{k.name}]\n{guard}  kk_sources({body.strip()})\nendif()\n"
+        guard = ('if(KK_BACKEND STREQUAL "cuda" AND CMAKE_CUDA_COMPILER_VERSION '
+                 f"VERSION_GREATER_EQUAL {cmake_quote(str(k.cuda_minver))})\n")
+    return f"# [kernel.{name}]\n{guard}  kk_sources({body.strip()})\nendif()\n"
 
 
 # Helpers shared with [torch] kernels (dependencies, compat shims, static to_chars), then the
@@ -145,19 +144,22 @@ def render_tvm_ffi_cmakelists(manifest: Manifest, uid: str) -> str:
     if not isinstance(fw, TvmFfi):
         raise ValueError("render_tvm_ffi_cmakelists needs a [tvm-ffi] kernel")
     g = manifest.general
-    parts = [_HEADER.format(version=__version__, name=g.python_name, python_name=g.python_name,
-                            uid=uid, backends=";".join(sorted(g.backends)))]
+    name = check_identifier_part(g.python_name, "the kernel's Python name")
+    parts = [_HEADER.format(version=__version__, name=name, python_name=name,
+                            uid=check_identifier_part(uid, "the unique id"),
+                            backends=cmake_list(sorted(g.backends)))]
     deps = render_dependencies(manifest)
     if deps:
         parts.append(deps)
     parts.append("# [tvm-ffi] binding sources\nkk_sources(" + (
-        _args("SOURCES", fw.src) + _args("INCLUDES", fw.include)
-        + _args("CXX_FLAGS", fw.cxx_flags)).strip() + ")\n")
+        cmake_args("SOURCES", fw.src) + cmake_args("INCLUDES", fw.include)
+        + cmake_args("CXX_FLAGS", fw.cxx_flags)).strip() + ")\n")
     for k in sorted(manifest.kernels, key=lambda k: k.name):
         if k.backend in ("cpu", "cuda"):
             parts.append(_component(k))
         else:
-            parts.append(f"# [kernel.{k.name}]: backend {k.backend} is not built by kernelkit\n")
+            parts.append(f"# [kernel.{check_kernel_name(k.name)}]: backend "
+                         f"{check_kernel_name(k.backend, 'a backend')} is not built by kernelkit\n")
     parts.append(_EXTENSION)
     return "\n".join(parts)
 
@@ -208,4 +210,5 @@ def jax_ffi_call(name: str, *args, **kwargs):
 
 def render_tvm_ffi_ops_py(python_name: str, uid: str, backend: str) -> str:
     """``_ops.py`` of one tvm-ffi variant (spec §3.5)."""
-    return _OPS_PY.format(version=__version__, ops_name=f"_{python_name}_{backend}_{uid}")
+    ops_name = check_python_identifier(f"_{python_name}_{backend}_{uid}", "the op namespace")
+    return _OPS_PY.format(version=__version__, ops_name=ops_name)

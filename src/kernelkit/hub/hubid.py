@@ -40,13 +40,35 @@ def classify(spec: str | Path | None, env: Mapping[str, str]) -> tuple[HubKind, 
     text = str(spec)
     if text == "hf" or text.startswith("hf://"):
         rest = text[len("hf://"):].strip("/") if text.startswith("hf://") else ""
-        return "hf", f"https://{rest}" if rest else env.get("HF_ENDPOINT", "")
+        endpoint = f"https://{rest}" if rest else env.get("HF_ENDPOINT", "")
+        return "hf", check_endpoint(endpoint, spec_name=text if rest else "HF_ENDPOINT")
     if text.startswith("git+") or (text.startswith(REMOTE_SCHEMES) and text.endswith(".git")):
         return "git", text
     if "://" in text:
         raise HubError(f"unsupported hub {text!r}",
                        hint="use a directory, git+<url> (e.g. git+ssh://host/kernels) or hf")
     return "local", str(Path(text).expanduser())
+
+
+def check_endpoint(endpoint: str, *, spec_name: str = "HF_ENDPOINT") -> str:
+    """``endpoint`` if it is an http(s) URL with a host (or ``""``: the client's default);
+    else ``HubError`` naming where it came from, before any client sees it."""
+    if not endpoint:
+        return endpoint
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(endpoint)
+        ok = (parts.scheme in ("http", "https") and bool(parts.hostname)
+              and endpoint.isprintable() and " " not in endpoint)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise HubError(f"invalid Hugging Face Hub endpoint {endpoint[:200]!r} ({spec_name})",
+                       hint="use an http(s) URL such as https://huggingface.co, or "
+                            "http://127.0.0.1:8080 for `kernelkit serve`; or unset HF_ENDPOINT")
+    return endpoint
 
 
 def local_identity(root: Path | str) -> str:

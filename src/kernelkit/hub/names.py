@@ -10,36 +10,26 @@ import re
 from collections.abc import Iterable
 
 from kernelkit.errors import HubError
+from kernelkit.util.names import MAX_REPO_PART as MAX_REPO_PART  # re-exported
+from kernelkit.util.names import is_ref_name as is_ref_name
+from kernelkit.util.names import is_repo_id as is_repo_id
 
-_REPO_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-_REF_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]*\Z")
 _HEX = re.compile(r"^[0-9a-f]{4,64}\Z")
 _FULL_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 SEMVER_TAG = re.compile(r"^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\Z")
-#: The longest org or name (the Hugging Face Hub's limit): longer ones would also overflow a
-#: file name in the cache.
-MAX_REPO_PART = 96
 VERSION_BRANCH = re.compile(r"^v(0|[1-9][0-9]*)\Z")
 
 
 def check_repo_id(repo_id: str) -> tuple[str, str]:
     """``org/name`` -> ``(org, name)``; ``HubError`` for anything else."""
-    parts = repo_id.split("/") if isinstance(repo_id, str) else []
-    if len(parts) != 2 or not all(_REPO_PART.match(p) and not p.endswith(".git")
-                                  and len(p) <= MAX_REPO_PART for p in parts):
+    if not is_repo_id(repo_id):
         raise HubError(
             f"invalid repository id {repo_id!r}",
             hint="use <org>/<name> with letters, digits, '.', '_' and '-', each part at most "
                  f"{MAX_REPO_PART} characters (e.g. my-org/relu)",
         )
-    return parts[0], parts[1]
-
-
-def is_ref_name(name: str) -> bool:
-    """A safe branch or tag name: ``/``-separated parts, no ``..``, no ``.lock`` suffix."""
-    if not name or len(name) > 200 or ".." in name:
-        return False
-    return all(_REF_PART.match(p) and not p.endswith((".lock", ".")) for p in name.split("/"))
+    org, name = repo_id.split("/")
+    return org, name
 
 
 def check_ref_name(name: str, what: str = "branch") -> str:

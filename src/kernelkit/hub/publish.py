@@ -12,22 +12,23 @@ variants replace ``build/<variant>/`` wholly; on an existing branch the other va
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernelkit.artifact.digest import variant_files
 from kernelkit.artifact.layout import discover_variants
-from kernelkit.artifact.metadata import Metadata
-from kernelkit.errors import HubError, IntegrityError, KernelkitError, PublishRaceError
+from kernelkit.artifact.metadata import Metadata, load_json, read_bytes
+from kernelkit.errors import (
+    HubError,
+    InputFileError,
+    IntegrityError,
+    KernelkitError,
+    PublishRaceError,
+)
 from kernelkit.hub.names import SEMVER_TAG, VERSION_BRANCH, check_ref_name, check_repo_id
 from kernelkit.hub.port import Hub
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from kernelkit.util.inputs import MAX_TEXT_BYTES, MAX_TOML_BYTES, parse_toml, read_input_text
 
 DEFAULT_MESSAGE = "Uploaded using `kernelkit`."
 _METADATA_FILES = ("metadata.json", "metadata.json.sigstore")
@@ -73,9 +74,10 @@ def _read_hub_config(project: Path | None) -> dict[str, Any]:
         return {}
     manifest = project / "build.toml"
     try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise KernelkitError(f"{manifest}: cannot read build.toml ({exc})",
+        data = parse_toml(read_input_text(manifest, MAX_TOML_BYTES), manifest)
+    except (OSError, InputFileError) as exc:
+        reason = exc.message if isinstance(exc, InputFileError) else str(exc)
+        raise KernelkitError(f"{manifest}: cannot read build.toml ({reason})",
                              hint="fix build.toml or pass --repo-id and --branch") from None
     general = data.get("general", {})
     hub = general.get("hub", {}) if isinstance(general, dict) else {}
@@ -88,9 +90,7 @@ def verify_variant(vdir: Path) -> Metadata:
     if meta.digest is None:
         raise IntegrityError(vdir / "metadata.json", "a digest of the variant's files", "none",
                              hint="the variant is not sealed: rebuild it with `kernelkit build`")
-    import json
-
-    bad_meta = meta.digest.check_metadata(json.loads((vdir / "metadata.json").read_bytes()))
+    bad_meta = meta.digest.check_metadata(load_json(read_bytes(vdir / "metadata.json")))
     problems = ([bad_meta] if bad_meta else []) + meta.digest.verify(vdir)
     if problems:
         first = problems[0]
@@ -171,7 +171,8 @@ def _stage_readme(project: Path | None, build_root: Path, staging: Path, repo_id
     values = {"repo_id": repo_id, "version": str(version),
               "name": repo_id.split("/")[1], "license": str(config.get("license") or "")}
     out = staging / "README.md"
-    out.write_text(render_card(card.read_text(encoding="utf-8"), values), encoding="utf-8")
+    text = read_input_text(card, MAX_TEXT_BYTES)  # InputFileError names the card
+    out.write_text(render_card(text, values), encoding="utf-8")
     return out
 
 

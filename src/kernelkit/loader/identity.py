@@ -21,22 +21,14 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from kernelkit.errors import HubError, VersionRequestError
+from kernelkit.util.names import MAX_REPO_PART
+from kernelkit.util.names import is_repo_id as is_repo_id  # re-exported
 
-MAX_REPO_PART = 96  # as kernelkit.hub.names (the Hugging Face Hub's limit)
-_REPO_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 _PY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PREFIX_CHARS = 60  # readable part of a cache folder name (the hash makes it unique)
-
-
-def is_repo_id(repo_id: object) -> bool:
-    """``org/name`` with safe parts (fullmatch: a trailing newline is not safe)."""
-    parts = repo_id.split("/") if isinstance(repo_id, str) else []
-    return len(parts) == 2 and all(
-        _REPO_PART.fullmatch(p) is not None and not p.endswith(".git")
-        and len(p) <= MAX_REPO_PART for p in parts)
 
 
 def check_repo_id(repo_id: object) -> str:

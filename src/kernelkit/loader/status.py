@@ -17,16 +17,11 @@ immutable), so warm loads ask the hub nothing.
 from __future__ import annotations
 
 import json
-import sys
 from typing import TYPE_CHECKING
 
-from kernelkit.errors import HubError
+from kernelkit.errors import HubError, InputFileError
 from kernelkit.util.fs import atomic_write_text
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml
 
 if TYPE_CHECKING:
     from kernelkit.loader.cache import RepoCache
@@ -37,11 +32,14 @@ STATUS_FILE = "kernel-status.toml"
 
 def parse_status(text: str, where: str) -> tuple[str, str] | None:
     """``(destination, revision)`` of a redirect; ``HubError`` naming ``where`` if invalid."""
+    if len(text) > MAX_TOML_BYTES:
+        raise HubError(f"{where}: larger than {MAX_TOML_BYTES} bytes",
+                       hint="ask the repository's publisher to fix kernel-status.toml")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise HubError(f"{where}: invalid TOML ({exc})",
-                       hint="ask the repository's publisher to fix kernel-status.toml") from None
+        data = parse_toml(text, where)
+    except InputFileError as exc:
+        raise HubError(exc.message, hint="ask the repository's publisher to fix "
+                       "kernel-status.toml") from None
     kind = data.get("kind")
     if not kind:
         raise HubError(f"{where}: no 'kind' field", hint='kernel-status.toml needs kind = '

@@ -57,10 +57,10 @@ def verify_variant(variant_dir: Path, where: str, *, expected_metadata_sha256: s
 
 def read_metadata(path: Path) -> tuple[Metadata, object]:
     """The typed metadata and the parsed JSON it came from (the digest covers the latter)."""
-    import json
+    from kernelkit.artifact.metadata import load_json, read_bytes
 
-    metadata = Metadata.read(path)  # every read or parse error becomes a MetadataError
-    return metadata, json.loads(path.read_bytes())
+    data = load_json(read_bytes(path), path)  # every read or parse error is a MetadataError
+    return Metadata.from_json(data, path), data
 
 
 def reverify(variant_dir: Path, receipt_path: Path, where: str) -> None:

@@ -75,7 +75,9 @@ def parse_version_request(version: VersionRequest) -> int | SpecifierSet:
         raise VersionRequestError(f"version must be an int or a specifier string, not {version!r}")
     if isinstance(version, int) and 0 <= version < 10**9:
         return version
-    if isinstance(version, str) and 0 < len(version.strip()) <= _MAX_REQUEST:
+    # a control character ("1\n") is no part of any version: refused, not stripped away
+    if isinstance(version, str) and version.isprintable() \
+            and 0 < len(version.strip()) <= _MAX_REQUEST:
         # "" would be SpecifierSet("") (any version); 5000 digits would overflow int()
         text = version.strip()
         if text.isascii() and text.isdigit():

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.errors import LockError
+from kernelkit.errors import CommandError, HubError, LockError, RevisionNotFoundError
 from kernelkit.hub.port import Hub
 from kernelkit.lock.lockfile import LOCK_NAME, KernelLock, read_locks
 from kernelkit.lock.project import read_dependencies
@@ -64,7 +64,16 @@ def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: 
 
     rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
     lazy = LazyHub(hub, lambda: hub)
-    names = variant_names(lazy, rc, lock.sha, offline=False)
+    try:
+        names = variant_names(lazy, rc, lock.sha, offline=False)
+    except (CommandError, HubError) as exc:
+        if _commit_missing(hub, lock):
+            raise LockError(
+                f"{LOCK_NAME} pins {lock.repo_id} to commit {lock.sha}, which {hub!r} does not "
+                "have", hint="the repository's history was rewritten, or the lock was made "
+                "against another hub: run `kernelkit lock <project>` to lock what the hub has "
+                "now, or pass the hub the lock was made with (--hub)") from exc
+        raise
     if all_variants:
         progress = read_settings(cache_dir=cache_dir).progress_plan
         dirs = [ensure_variant(lazy, rc, lock.sha, v, offline=False, progress=progress)
@@ -81,11 +90,22 @@ def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: 
     return out
 
 
+def _commit_missing(hub: Hub, lock: KernelLock) -> bool:
+    """Whether the hub says it has no commit ``lock.sha`` (asked only after a failure)."""
+    try:
+        hub.resolve(lock.repo_id, lock.sha)
+    except RevisionNotFoundError:
+        return True
+    except (CommandError, HubError):
+        return False
+    return False
+
+
 def download_locked(project_dir: Path, hub: Hub, cache_dir: Path, *, all_variants: bool = False,
                     backend: str | None = None) -> list[Downloaded]:
     """Download every kernel of ``project_dir/kernels.lock`` into ``cache_dir``."""
     path = project_dir / LOCK_NAME
-    if not path.is_file():
+    if not path.exists():  # anything else there is read_locks' to refuse, with a reason
         raise LockError(f"No kernels.lock file found in: {project_dir}",
                         hint=f"create it with `kernelkit lock {project_dir}`")
     versions = _dependency_versions(project_dir)

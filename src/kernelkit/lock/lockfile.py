@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import LockError
+from kernelkit.errors import InputFileError, LockError
 from kernelkit.loader.identity import is_repo_id, is_variant_name
 from kernelkit.lock.hashing import HASH_PREFIX, HASH_TYPE
-from kernelkit.util.fs import atomic_write_text
+from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
+from kernelkit.util.inputs import MAX_JSON_BYTES, parse_json, read_input, read_input_text
 
 LOCK_NAME = "kernels.lock"
+STALE_TEMP_AGE_S = 60.0
 _SHA_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 _HASH_RE = re.compile(r"^sha256-[0-9a-f]{64}\Z")
 
@@ -52,13 +54,10 @@ def dumps_locks(locks: Iterable[KernelLock]) -> str:
 
 def parse_locks(text: str, source: Path | str = LOCK_NAME) -> list[KernelLock]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LockError(f"{source}: not valid JSON ({exc})",
-                        hint="regenerate it with `kernelkit lock <project>`") from None
-    except RecursionError:
-        raise LockError(f"{source}: not valid JSON (nested too deeply)",
-                        hint="regenerate it with `kernelkit lock <project>`") from None
+        data = parse_json(text, source)
+    except InputFileError as exc:
+        raise LockError(exc.message, hint="regenerate it with `kernelkit lock <project>`") \
+            from None
     if not isinstance(data, list):
         raise LockError(f"{source}: the top level must be a JSON list of locked kernels",
                         hint="regenerate it with `kernelkit lock <project>`")
@@ -95,13 +94,13 @@ def _parse_entry(entry: Any, index: int, source: Path | str) -> KernelLock:
 
 def read_locks(path: Path) -> list[KernelLock]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_input_text(path, MAX_JSON_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
         raise LockError(f"No kernels.lock file found: {path}",
                         hint="create it with `kernelkit lock <project>`") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"{path}: cannot read it as UTF-8 text ({exc})",
-                        hint="regenerate it with `kernelkit lock <project>`") from None
+    except InputFileError as exc:
+        raise LockError(exc.message, hint="regenerate it with `kernelkit lock <project>`") \
+            from None
     return parse_locks(text, path)
 
 
@@ -114,9 +113,12 @@ def write_locks(path: Path, locks: Iterable[KernelLock]) -> bool:
     """Write ``path`` unless it already holds exactly this content; return whether it wrote."""
     text = dumps_locks(locks)
     try:
-        if path.read_bytes() == text.encode("utf-8"):
+        if read_input(path, MAX_JSON_BYTES) == text.encode("utf-8"):
             return False
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError, InputFileError):
         pass
+    # a writer killed mid-write left its temporary file; one older than a minute is no
+    # concurrent writer's (there is no lock to hold: the rename keeps the file whole)
+    remove_stale_temp_files(path, min_age_s=STALE_TEMP_AGE_S)
     atomic_write_text(path, text)
     return True

@@ -14,12 +14,11 @@ costs one ``list_refs`` per dependency and leaves ``kernels.lock`` byte-identica
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import LockError
+from kernelkit.errors import InputFileError, LockError
 from kernelkit.hub.port import Hub
 from kernelkit.loader.identity import is_repo_id
 from kernelkit.loader.versions import VersionRequest, parse_version_request, select_ref
@@ -32,11 +31,7 @@ from kernelkit.lock.lockfile import (
     read_locks,
     write_locks,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml, read_input_text
 
 
 @dataclass(frozen=True)
@@ -57,16 +52,12 @@ def read_dependencies(project_dir: Path) -> list[KernelDependency]:
     """The ``[tool.kernels.dependencies]`` table of ``project_dir/pyproject.toml``."""
     path = project_dir / "pyproject.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = parse_toml(read_input_text(path, MAX_TOML_BYTES), path)
+    except (FileNotFoundError, NotADirectoryError):
         raise LockError(f"no pyproject.toml in {project_dir}",
                         hint="pass the project directory that holds pyproject.toml") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise LockError(f"{path}: not valid TOML ({exc})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
-    except RecursionError:
-        raise LockError(f"{path}: not valid TOML (nested too deeply)") from None
+    except InputFileError as exc:
+        raise LockError(exc.message, hint=exc.hint) from None
     tool = data.get("tool", {})
     kernels = tool.get("kernels", {}) if isinstance(tool, dict) else None
     if not isinstance(kernels, dict):

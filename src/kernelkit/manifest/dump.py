@@ -23,12 +23,11 @@ from kernelkit.manifest.model import (
     TvmFfi,
     Version,
 )
+from kernelkit.util.quote import toml_string
 
 Value = str | int | Version | Sequence[str] | Sequence[KernelDependency] | dict[str, Version]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
-            "\r": "\\r"}
 MAX_LINE = 100
 DEFAULT_PYEXT = ("py", "pyi")
 
@@ -123,30 +122,18 @@ def _scalar(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, Version):
-        return _string(str(value))
+        return toml_string(str(value))
     if isinstance(value, str):
-        return _string(value)
+        return toml_string(value)
     if isinstance(value, KernelDependency):
         pin = ("version", str(value.version)) if value.version is not None \
-            else ("revision", _string(value.revision or ""))
-        return f"{{ repo-id = {_string(value.repo_id)}, {pin[0]} = {pin[1]} }}"
+            else ("revision", toml_string(value.revision or ""))
+        return f"{{ repo-id = {toml_string(value.repo_id)}, {pin[0]} = {pin[1]} }}"
     if isinstance(value, dict):
         inner = ", ".join(f"{_key(k)} = {_scalar(v)}" for k, v in value.items())
         return f"{{ {inner} }}"
     raise TypeError(f"cannot write {type(value).__name__} to build.toml")
 
 
-def _string(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
 def _key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _string(key)
+    return key if _BARE_KEY.match(key) else toml_string(key)

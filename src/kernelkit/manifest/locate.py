@@ -92,7 +92,7 @@ class LineIndex:
             ch = self._text[pos]
             if ch in "\"'":
                 end = self._string_end(pos)
-                keys.append(self._text[pos + 1 : end - 1])
+                keys.append(_key_text(self._text[pos:end]))
                 pos = end
             else:
                 match = _BARE_KEY.match(self._text, pos)
@@ -190,3 +190,17 @@ def _parent(path: str) -> str:
         return path[: path.rindex("[")]
     dot = path.rfind(".")
     return path[:dot] if dot >= 0 else ""
+
+
+def _key_text(quoted: str) -> str:
+    """The key a quoted TOML key stands for (escapes of a basic string decoded, as tomllib
+    does), so a problem about ``[kernel."a\\nb"]`` finds its line."""
+    if not quoted.startswith('"') or "\\" not in quoted:
+        return quoted[1:-1]
+    from kernelkit.errors import InputFileError
+    from kernelkit.util.inputs import parse_toml
+
+    try:
+        return str(parse_toml(f"k = {quoted}", "build.toml")["k"])
+    except InputFileError:  # not reached for text tomllib accepted; keep the scan going
+        return quoted[1:-1]

@@ -10,23 +10,17 @@ what ``update_build`` uses. Every problem is reported at once in one ``ManifestE
 from __future__ import annotations
 
 import dataclasses
-import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import ManifestError, Problem
+from kernelkit.errors import InputFileError, ManifestError, Problem
 from kernelkit.manifest.locate import LineIndex
 from kernelkit.manifest.model import CURRENT_EDITION, Manifest
 from kernelkit.manifest.read import read_build
 from kernelkit.manifest.validate import check_manifest
 from kernelkit.manifest.values import Reader
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml, read_input_text
 
 MANIFEST_NAME = "build.toml"
 V4_WARNING = ("{file} uses the pre-edition (edition 4) format; it was upgraded in memory. "
@@ -57,23 +51,23 @@ def load_manifest(kernel_dir: Path, *, check_sources: bool = True) -> Manifest:
 
 def manifest_path(kernel_dir: Path) -> Path:
     kernel_dir = Path(kernel_dir)
-    if kernel_dir.name == MANIFEST_NAME and kernel_dir.is_file():
+    if kernel_dir.name == MANIFEST_NAME and not kernel_dir.is_dir():
         return kernel_dir
     return kernel_dir / MANIFEST_NAME
 
 
 def read_text(path: Path) -> str:
-    """The text of ``path``; a missing or unreadable file is a ``ManifestError``."""
+    """The text of ``path`` (the one bounded reader: a regular file of at most
+    ``MAX_TOML_BYTES``); a missing or unreadable file is a ``ManifestError``."""
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        return read_input_text(path, MAX_TOML_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
         err = ManifestError(path, [Problem(path, None, "", f"{path} does not exist")])
         err.hint = (f"{path.parent} is not a kernel project; run `kernelkit init` to create "
                     "one, or pass the project directory")
         raise err from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ManifestError(path, [Problem(path, None, "", f"cannot read the file: {exc}")]) \
-            from None
+    except InputFileError as exc:
+        raise ManifestError(path, [Problem(path, exc.line, "", exc.reason)]) from None
 
 
 def read_manifest(text: str, path: Path | None = None, root: Path | None = None, *,
@@ -146,18 +140,10 @@ MAX_DEPTH = 32  # tables/arrays nested deeper than any build.toml needs
 
 def _load_toml(text: str, path: Path | None) -> dict[str, Any]:
     try:
-        data: dict[str, Any] | None = tomllib.loads(text)
-    except RecursionError:
-        data = None
-    except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        if line is None:
-            match = re.search(r"line (\d+)", str(exc))
-            line = int(match.group(1)) if match else None
-        message = getattr(exc, "msg", None) or re.sub(r"\s*\(at [^)]*\)$", "", str(exc))
-        raise ManifestError(path, [Problem(path, line, "", f"TOML syntax error: {message}")]) \
-            from None
-    if data is None or nesting_depth(data) > MAX_DEPTH:
+        data = parse_toml(text, path or MANIFEST_NAME)
+    except InputFileError as exc:
+        raise ManifestError(path, [Problem(path, exc.line, "", exc.reason)]) from None
+    if nesting_depth(data) > MAX_DEPTH:
         raise ManifestError(path, [Problem(path, None, "", "tables or arrays are nested more "
                                            f"than {MAX_DEPTH} levels deep")])
     return data

@@ -28,6 +28,7 @@ from kernelkit.manifest.model import (
     Version,
 )
 from kernelkit.manifest.values import Reader, join, type_name
+from kernelkit.util.names import is_ref_name, is_repo_id
 
 FRAMEWORKS: tuple[str, ...] = ("torch", "torch-noarch", "tvm-ffi")
 
@@ -157,13 +158,17 @@ def read_kernel_dependency(value: Any, path: str, r: Reader) -> KernelDependency
     if tbl is None:
         return None
     repo_id = r.string(tbl, path, "repo-id", required=True)
-    if repo_id is not None and (repo_id.count("/") != 1 or "" in repo_id.split("/")):
-        r.problem(join(path, "repo-id"), f"invalid repo id {repo_id!r}: expected \"org/name\"")
+    if repo_id is not None and not is_repo_id(repo_id):
+        r.problem(join(path, "repo-id"), f"invalid repo id {repo_id[:100]!r}: expected "
+                  "\"org/name\" (letters, digits, '.', '_', '-')")
     if ("version" in tbl) == ("revision" in tbl):
         r.problem(path, "a kernel dependency needs exactly one of `version` (an integer) "
                   "or `revision` (a string)")
     version = r.integer(tbl, path, "version")
     revision = r.string(tbl, path, "revision")
+    if revision is not None and not is_ref_name(revision):
+        r.problem(join(path, "revision"), f"invalid revision {revision[:100]!r}: a branch, "
+                  "tag or commit id (letters, digits, '.', '_', '+', '-', '/')")
     return KernelDependency(repo_id=repo_id or "", version=version, revision=revision)
 
 

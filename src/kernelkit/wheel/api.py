@@ -1,27 +1,36 @@
 """``kernel_to_wheels``: every variant of one kernel version -> one installable wheel each.
 
-Fetches ``build/`` at the selected commit (one ``list_files`` and one ``fetch``) and writes a
-wheel per variant; names and tags follow :mod:`kernelkit.wheel.naming`.
+Nothing the hub says is trusted more than ``get_kernel`` trusts it: every variant is
+downloaded into the kernel cache and verified against its digest by the loader's own code
+(``ensure_variant``: a changed, missing or extra file is an ``IntegrityError``) before any
+wheel is written, and wheels are written from those verified copies. The names a wheel
+installs come from the repository id the user asked for, never from hub metadata, and never
+shadow the standard library, ``sitecustomize``/``usercustomize``, torch, or a package another
+installed distribution provides (:func:`kernelkit.wheel.naming.check_package_name`).
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub, Refs
+from kernelkit.loader.cache import RepoCache
+from kernelkit.loader.identity import check_repo_id
+from kernelkit.loader.install import LazyHub, ensure_variant
+from kernelkit.loader.resolve import variant_names
 from kernelkit.loader.versions import VersionRequest, release_tags, select_ref
-from kernelkit.variants.name import is_variant_name
 from kernelkit.wheel.build import WheelSpec, write_wheel
-from kernelkit.wheel.naming import wheel_tags
-
-_SEMVER_TAG = re.compile(r"^v(\d+\.\d+\.\d+\S*)\Z")
+from kernelkit.wheel.naming import (
+    Installed,
+    check_package_name,
+    installed_packages,
+    package_name,
+    project_name,
+    wheel_tags,
+)
 
 
 @dataclass(frozen=True)
@@ -32,37 +41,43 @@ class BuiltWheel:
 
 def wheel_version(refs: Refs, ref: str | None, commit: str, metadata: Metadata) -> str:
     """The selected release tag's version; else the newest release tag on the same commit;
-    else the kernel's major version from ``metadata.json``."""
-    if ref and _SEMVER_TAG.match(ref):
-        return ref[1:]
-    same = [v for v, (_, c) in release_tags(refs).items() if c == commit]
-    return str(max(same)) if same else str(metadata.version)
+    else the kernel's major version from ``metadata.json``. Always a normalized public PEP 440
+    version (a tag's text never reaches a file name unparsed)."""
+    tags = release_tags(refs)
+    chosen = next((v for v, (name, _) in tags.items() if name == ref), None)
+    if chosen is None:
+        same = [v for v, (_, c) in tags.items() if c == commit]
+        chosen = max(same) if same else None
+    return chosen.public if chosen is not None else str(int(metadata.version))
 
 
-def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, version: VersionRequest | None = None,
-                     revision: str | None = None) -> list[BuiltWheel]:
+def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, cache_dir: Path,
+                     version: VersionRequest | None = None, revision: str | None = None,
+                     installed: dict[str, list[Installed]] | None = None) -> list[BuiltWheel]:
+    """One wheel per variant of ``repo_id`` at the selected version, in ``dest``. Variants go
+    through ``cache_dir`` (the loader's cache), verified; ``installed`` (top-level package ->
+    distributions, default: this environment's) is what a wheel's package must not shadow."""
+    check_repo_id(repo_id)
+    package = check_package_name(package_name(repo_id), repo_id,
+                                 installed_packages() if installed is None else installed)
     refs = hub.list_refs(repo_id)
     sel = select_ref(refs, repo_id, revision=revision, version=version)
-    entries = list(hub.list_files(repo_id, sel.commit, "build"))
-    if not entries:
+    rc = RepoCache.of(cache_dir, repo_id, hub.hub_identity)
+    lazy = LazyHub(hub, lambda: hub)
+    names = variant_names(lazy, rc, sel.commit, offline=False)
+    if not names:
         raise KernelkitError(f"{repo_id} at {sel.commit} has no build variants",
                              hint="publish a build first")
-    with tempfile.TemporaryDirectory(prefix="kernelkit-wheel-") as tmp:
-        hub.fetch(repo_id, sel.commit, [e.path for e in entries], Path(tmp))
-        return _write_all(Path(tmp) / "build", refs, sel.ref, sel.commit, dest)
-
-
-def _write_all(build: Path, refs: Refs, ref: str | None, commit: str,
-               dest: Path) -> list[BuiltWheel]:
+    # every variant verified before the first wheel is written: all wheels or none
+    verified = [ensure_variant(lazy, rc, sel.commit, name, offline=False) for name in names]
     out: list[BuiltWheel] = []
-    tree = discover_variants(build)
-    for vdir in tree.variants if tree else ():
-        if not is_variant_name(vdir.name):
-            continue
+    for vdir in verified:
         meta = Metadata.read(vdir / "metadata.json")
-        spec = WheelSpec(name=meta.name, version=wheel_version(refs, ref, commit, meta),
-                         tags=wheel_tags(vdir.name), summary=f"{meta.name} kernel ({vdir.name})",
+        spec = WheelSpec(name=project_name(repo_id), package=package, repo_id=repo_id,
+                         commit=sel.commit,
+                         version=wheel_version(refs, sel.ref, sel.commit, meta),
+                         tags=wheel_tags(vdir.name),
+                         summary=f"{meta.name} kernel ({vdir.name}) from {repo_id}",
                          license=meta.license)
-        shutil.rmtree(vdir / "__pycache__", ignore_errors=True)
         out.append(BuiltWheel(vdir.name, write_wheel(vdir, spec, dest)))
     return out

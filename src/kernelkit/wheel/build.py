@@ -1,8 +1,8 @@
 """Write one wheel from one variant directory.
 
-The package directory inside the wheel is the kernel's Python name (``img2gray/``): a flat
-variant (``__init__.py`` at its top) is re-rooted there, a legacy nested variant
-(``<variant>/<python_name>/__init__.py``) is used as it is. ``metadata.json`` travels inside the
+The package directory inside the wheel is ``WheelSpec.package`` (``img2gray/``, from the
+repository name): a flat variant (``__init__.py`` at its top) is re-rooted there, a legacy
+nested variant's ``<variant>/<python_name>/`` becomes it. ``metadata.json`` travels inside the
 package. Bytecode is skipped. Archives are reproducible: sorted entries, fixed timestamps
 (``SOURCE_DATE_EPOCH`` when passed), ``.dist-info`` last, RECORD with SHA-256 of every file.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,39 +21,54 @@ from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.lock.hashing import locked_files
 from kernelkit.util.fs import temp_sibling
-from kernelkit.wheel.naming import WheelTags, distribution_name, full_version, wheel_filename
+from kernelkit.util.quote import email_header_value
+from kernelkit.wheel.naming import (
+    KERNEL_RECORD,
+    WheelTags,
+    distribution_name,
+    full_version,
+    wheel_filename,
+)
 
 _EPOCH_1980 = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass(frozen=True)
 class WheelSpec:
-    name: str  # project name (metadata.name)
+    name: str  # project (distribution) name: the repository's name
+    package: str  # the top-level import package (naming.check_package_name)
     version: str  # public version, e.g. "1.2.0"
     tags: WheelTags
     summary: str = ""
     license: str = ""
+    repo_id: str = ""  # the kernel repository (written to .dist-info/kernelkit.json)
+    commit: str = ""
 
 
-def package_files(variant_dir: Path, python_name: str) -> list[tuple[str, Path]]:
-    """``(path inside the wheel, file)`` for every file of the variant."""
+def package_files(variant_dir: Path, python_name: str,
+                  package: str | None = None) -> list[tuple[str, Path]]:
+    """``(path inside the wheel, file)`` for every file of the variant, under ``package``
+    (default ``python_name``); a legacy nested variant's ``<python_name>/`` becomes it."""
+    package = package or python_name
     files = locked_files(variant_dir)
     if (variant_dir / "__init__.py").is_file():
-        return [(f"{python_name}/{rel}", p) for rel, p in files]
+        return [(f"{package}/{rel}", p) for rel, p in files]
     if (variant_dir / python_name / "__init__.py").is_file():
-        return [(rel if rel.startswith(f"{python_name}/") else f"{python_name}/{rel}", p)
+        inner = f"{python_name}/"
+        return [(f"{package}/{rel[len(inner):] if rel.startswith(inner) else rel}", p)
                 for rel, p in files]
     raise KernelkitError(f"{variant_dir}: no __init__.py (neither flat nor {python_name}/)",
                          hint="is this a kernel build variant?")
 
 
 def metadata_text(spec: WheelSpec) -> str:
-    lines = ["Metadata-Version: 2.1", f"Name: {spec.name}",
-             f"Version: {full_version(spec.version, spec.tags)}"]
+    """The core metadata; every value from the hub through ``email_header_value``."""
+    lines = ["Metadata-Version: 2.1", f"Name: {email_header_value(spec.name)}",
+             f"Version: {email_header_value(full_version(spec.version, spec.tags))}"]
     if spec.summary:
-        lines.append(f"Summary: {spec.summary}")
+        lines.append(f"Summary: {email_header_value(spec.summary)}")
     if spec.license:
-        lines.append(f"License: {spec.license}")
+        lines.append(f"License: {email_header_value(spec.license)}")
     lines += ["Requires-Python: >=3.9", f"Requires-Dist: {spec.tags.torch_requirement}"]
     return "\n".join(lines) + "\n"
 
@@ -81,11 +97,15 @@ def write_wheel(variant_dir: Path, spec: WheelSpec, dest: Path,
     meta = Metadata.read(variant_dir / "metadata.json")
     dist_info = f"{distribution_name(spec.name)}-{full_version(spec.version, spec.tags)}.dist-info"
     entries: list[tuple[str, bytes, int]] = []
-    for arc, p in sorted(package_files(variant_dir, meta.python_name)):
+    for arc, p in sorted(package_files(variant_dir, meta.python_name, spec.package)):
         mode = 0o755 if p.stat().st_mode & 0o111 else 0o644
         entries.append((arc, p.read_bytes(), mode))
     entries.append((f"{dist_info}/METADATA", metadata_text(spec).encode(), 0o644))
     entries.append((f"{dist_info}/WHEEL", wheel_text(spec).encode(), 0o644))
+    if spec.repo_id:  # lets a later to-wheel of the same kernel replace this one
+        record_json = {"repo_id": spec.repo_id, "commit": spec.commit, "variant": variant_dir.name}
+        entries.append((f"{dist_info}/{KERNEL_RECORD}",
+                        (json.dumps(record_json, indent=2) + "\n").encode(), 0o644))
     record = "".join(record_line(a, d) + "\n" for a, d, _ in entries) + f"{dist_info}/RECORD,,\n"
     entries.append((f"{dist_info}/RECORD", record.encode(), 0o644))
     dest.mkdir(parents=True, exist_ok=True)

@@ -217,8 +217,12 @@ function(kk_add_sources LABEL)
       endforeach()
       set_property(SOURCE "${_s}" APPEND PROPERTY COMPILE_OPTIONS ${_opts})
     endif()
-    # cxx-flags reach C++ sources only, not nvcc's host pass (as upstream).
+    # cxx-flags reach C++ sources only, not nvcc's host pass (as upstream). The flag is data
+    # inside a generator expression: '>' and ',' escaped so it stays one whole flag ('$<' and
+    # ';' never get here: kernelkit check-config refuses them).
     foreach(_f ${A_CXX_FLAGS})
+      string(REPLACE ">" "$<ANGLE-R>" _f "${_f}")
+      string(REPLACE "," "$<COMMA>" _f "${_f}")
       set_property(SOURCE "${_s}" APPEND PROPERTY COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CXX>:${_f}>")
     endforeach()
   endforeach()
