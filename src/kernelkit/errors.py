@@ -212,6 +212,21 @@ class IntegrityError(KernelkitError):
         )
 
 
+class UnsafeCacheError(IntegrityError):
+    """A cache entry someone else could have written (another owner, group/other-writable, a
+    symbolic link): refused, nothing imported (``kernelkit.loader.owned``)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(
+            path, "an entry of your own, not writable by group or others", problem,
+            hint=f"another user could have planted or changed it, so it is not used; if you "
+                 f"trust it, `chmod -R go-w {path}` (your own files), else delete it or use a "
+                 "cache of your own (KERNELKIT_CACHE=DIR, or cache_dir=DIR); a shared cache "
+                 "must be written by one account only (docs/security.md)")
+
+
 # --- hub and loader -------------------------------------------------------------------------
 
 
