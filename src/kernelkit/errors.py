@@ -303,6 +303,22 @@ class VariantNotFoundError(KernelkitError):
         )
 
 
+class OpNamespaceClashError(KernelkitError):
+    """Two different builds would register one torch op namespace in this process (torch
+    aborts the interpreter on that); raised before the second one's code runs."""
+
+    def __init__(self, namespace: str, loaded: str, requested: str) -> None:
+        self.namespace = namespace
+        self.loaded = loaded
+        self.requested = requested
+        super().__init__(
+            f"cannot load {requested}: its op namespace {namespace} is already registered in "
+            f"this process by {loaded}, a different build (torch would abort the interpreter)",
+            hint="load only one of the two builds per process (the namespace comes from the "
+                 "source tree's git id: two hubs serving one repository, or two rebuilds of one "
+                 "commit, share it), or rebuild one of them from a different commit")
+
+
 class TrustError(KernelkitError):
     """A kernel from a publisher the user has not trusted was asked for without consent."""
 
