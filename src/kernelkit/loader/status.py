@@ -25,11 +25,6 @@ from typing import TYPE_CHECKING
 from kernelkit.errors import HubError
 from kernelkit.loader.owned import write_owned
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 if TYPE_CHECKING:
     from kernelkit.loader.cache import RepoCache
     from kernelkit.loader.install import LazyHub
@@ -39,6 +34,11 @@ STATUS_FILE = "kernel-status.toml"
 
 def parse_status(text: str, where: str) -> tuple[str, str] | None:
     """``(destination, revision)`` of a redirect; ``HubError`` naming ``where`` if invalid."""
+    if sys.version_info >= (3, 11):  # imported here: warm loads read the cached answer only
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -15,8 +15,9 @@ talks to the hub itself. ``packaging`` is imported only for specifiers and relea
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import TYPE_CHECKING, NamedTuple, Union
+from typing import TYPE_CHECKING, NamedTuple
 
 from kernelkit.errors import RevisionNotFoundError, VersionNotFoundError, VersionRequestError
 
@@ -27,8 +28,9 @@ if TYPE_CHECKING:  # packaging and the hub port cost ~5 ms to import: only speci
     from kernelkit.hub.port import Refs
     from kernelkit.loader.cache import Listing
 
+    AnyRefs = Refs | Listing  # a hub's listing or the cache's record of one
+
 VersionRequest = int | str
-AnyRefs = Union["Refs", "Listing"]  # a hub's listing or the cache's record of one
 
 __all__ = [
     "Selected", "VersionNotFoundError", "VersionRequest", "VersionRequestError", "check_request",
@@ -37,8 +39,14 @@ __all__ = [
 ]
 
 _MAJOR_RE = re.compile(r"^v(\d+)\Z")
-_SEMVER_RE = re.compile(r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)\Z")
-_HEX_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
+_SEMVER = r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)\Z"
+_HEX = r"^[0-9a-f]{4,64}\Z"
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    """Compiled on first use: a ``version=<int>`` lookup needs neither of the patterns above."""
+    return re.compile(pattern)
 _MAX_REQUEST = 200  # characters of a version request
 
 
@@ -67,7 +75,7 @@ def release_tags(refs: AnyRefs) -> dict[Version, tuple[str, str]]:
 
     out: dict[Version, tuple[str, str]] = {}
     for name, commit in refs.tags.items():
-        if not _SEMVER_RE.match(name):
+        if not _regex(_SEMVER).match(name):
             continue
         try:
             out[Version(name[1:])] = (name, commit)
@@ -142,7 +150,7 @@ def select_revision(refs: AnyRefs, repo_id: str, revision: str,
     if revision in refs.tags:
         return Selected(revision, refs.tags[revision])
     rev = revision.lower()
-    if _HEX_RE.match(rev):
+    if _regex(_HEX).match(rev):
         commits = set(refs.branches.values()) | set(refs.tags.values()) | set(known_commits)
         hits = sorted(c for c in commits if c.startswith(rev))
         if len(hits) == 1:
