@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -202,9 +203,20 @@ def _follow_redirect(hub: LazyHub, rc: RepoCache, commit: str, *, offline: bool,
     target = RepoCache.of(rc.root.parent, destination, rc.hub)  # HubError for a bad id
     if trust is not None:
         trust(destination)
-    warnings.warn(f"'{rc.repo_id}' redirected to '{destination}'", UserWarning, stacklevel=2)
+    warnings.warn(f"'{rc.repo_id}' redirected to '{destination}'", UserWarning,
+                  stacklevel=_caller_level())
     target.check()
     return target, resolve_ref(hub, target, dest_revision, None, offline=offline), dest_revision
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside kernelkit (the user's call), for a warning
+    raised deep in the resolve path whatever the entry point."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith(
+            "kernelkit."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _checked_commit(rc: RepoCache, asked: str, commit: object) -> str:
