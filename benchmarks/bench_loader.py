@@ -5,7 +5,11 @@ Measures, each in fresh subprocesses (best of N):
 * ``python -c "import kernelkit"`` vs ``python -c "import kernels"`` (and ``python -c pass``);
 * a warm ``kernelkit.get_kernel(repo, revision=<commit>)`` (already cached) vs upstream
   ``kernels.get_local_kernel(<the same build tree>)``, timed inside processes where torch is
-  already imported: the call alone, and package import + call.
+  already imported: the call alone, and package import + call;
+* the version lookup (issue 28): a warm ``kernelkit.get_kernel(repo, version=1)`` against the
+  pinned call and against ``kernelkit.get_local_kernel`` of the same cached variant, each in a
+  fresh process, with the number of subprocesses the version call started (the target: none,
+  and at most 2 ms more than the pinned call).
 
 Writes ``benchmarks/results/loader.json``. Run: ``.venv/bin/python benchmarks/bench_loader.py``.
 """
@@ -34,8 +38,41 @@ WARM_KERNELKIT = """
 import time, torch
 c0, t0 = time.process_time(), time.perf_counter()
 import kernelkit
+{pre}
 c1, t1 = time.process_time(), time.perf_counter()
 k = kernelkit.get_kernel({repo!r}, revision={commit!r})
+c2, t2 = time.process_time(), time.perf_counter()
+assert k.scale(torch.ones(1)).item() == 2.0
+print(t1 - t0, t2 - t1, c1 - c0, c2 - c1)
+"""
+
+DETECTED = "from kernelkit.variants.host import detect_system; detect_system()"
+
+WARM_VERSION = """
+import subprocess, time, torch
+spawned = []
+_init = subprocess.Popen.__init__
+def _count(self, *a, **k):
+    spawned.append(1)
+    _init(self, *a, **k)
+subprocess.Popen.__init__ = _count
+c0, t0 = time.process_time(), time.perf_counter()
+import kernelkit
+{pre}
+c1, t1 = time.process_time(), time.perf_counter()
+k = kernelkit.get_kernel({repo!r}, version=1)
+c2, t2 = time.process_time(), time.perf_counter()
+assert k.scale(torch.ones(1)).item() == 2.0 and not spawned, spawned
+print(t1 - t0, t2 - t1, c1 - c0, c2 - c1)
+"""
+
+WARM_LOCAL = """
+import time, torch
+c0, t0 = time.process_time(), time.perf_counter()
+import kernelkit
+{pre}
+c1, t1 = time.process_time(), time.perf_counter()
+k = kernelkit.get_local_kernel({variant!r})
 c2, t2 = time.process_time(), time.perf_counter()
 assert k.scale(torch.ones(1)).item() == 2.0
 print(t1 - t0, t2 - t1, c1 - c0, c2 - c1)
@@ -107,9 +144,12 @@ def main(argv: list[str] | None = None) -> int:
         for var in ("LOCAL_KERNELS", "KERNELKIT_OFFLINE", "HF_HUB_OFFLINE",
                     "PYTHONDONTWRITEBYTECODE"):
             env.pop(var, None)
-        # fill the cache (download + verify) once; everything timed below is warm
+        # fill the cache (download + verify) once; everything timed below is warm. The hub's
+        # refs must be older than the refs stamp's racy window for the version lookup to be
+        # answered from the recorded listing (kernelkit.hub.refstamp.RACY_S)
+        time.sleep(2.1)
         subprocess.run([sys.executable, "-c", (f"import kernelkit; kernelkit.get_kernel("
-                        f"{REPO!r}, revision={commit!r})")], check=True, env=env)
+                        f"{REPO!r}, version=1)")], check=True, env=env)
         results = measure(env, tree, commit, args.n)
     return write_results(results, args.out)
 
@@ -118,8 +158,20 @@ def measure(env: dict[str, str], tree: Path, commit: str, n: int) -> dict[str, A
     python_start = best_wall("pass", env, n)
     imp_kk = best_wall("import kernelkit", env, n)
     imp_up = best_wall("import kernels", env, n)
-    warm_kk = best_inner(textwrap.dedent(WARM_KERNELKIT).format(repo=REPO, commit=commit), env, n)
+    warm_kk = best_inner(textwrap.dedent(WARM_KERNELKIT).format(repo=REPO, commit=commit, pre=""),
+                         env, n)
     warm_up = best_inner(textwrap.dedent(WARM_UPSTREAM).format(tree=str(tree)), env, n)
+    [variant] = [p for p in Path(env["KERNELKIT_CACHE"]).glob(f"*/{commit}/build/*")
+                 if p.is_dir() and not p.name.startswith(".")]
+    # the three calls of the version lookup, each with this machine's detection (torch, tvm-ffi:
+    # the same for all three) done before the timed call, so what differs is the loader's own
+    lookup = {}
+    for key, template, fields in (("version", WARM_VERSION, {"repo": REPO}),
+                                  ("pinned", WARM_KERNELKIT, {"repo": REPO, "commit": commit}),
+                                  ("local", WARM_LOCAL, {"variant": str(variant)})):
+        code = textwrap.dedent(template).format(pre=DETECTED, **fields)
+        lookup[key] = best_inner(code, env, n)
+    warm_ver, warm_pin, warm_local = lookup["version"], lookup["pinned"], lookup["local"]
     ms = lambda s: round(s * 1000, 2)  # noqa: E731
     return {
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
@@ -148,6 +200,24 @@ def measure(env: dict[str, str], tree: Path, commit: str, n: int) -> dict[str, A
             "note": "kernelkit's call includes importing the loader modules (import kernelkit "
                     "is lazy); upstream's modules are all imported by `import kernels`",
             "target_kernelkit_call_ms": 20,
+        },
+        "version_lookup_torch_imported": {
+            "get_kernel_version_1_call_ms": ms(warm_ver["call_s"]),
+            "get_kernel_pinned_commit_call_ms": ms(warm_pin["call_s"]),
+            "get_local_kernel_same_variant_call_ms": ms(warm_local["call_s"]),
+            "version_minus_pinned_ms": ms(warm_ver["call_s"] - warm_pin["call_s"]),
+            "version_minus_local_ms": ms(warm_ver["call_s"] - warm_local["call_s"]),
+            "ratio_version_over_local": round(warm_ver["call_s"] / warm_local["call_s"], 2),
+            "version_call_cpu_ms": ms(warm_ver["call_cpu_s"]),
+            "pinned_call_cpu_ms": ms(warm_pin["call_cpu_s"]),
+            "local_call_cpu_ms": ms(warm_local["call_cpu_s"]),
+            "version_minus_pinned_cpu_ms": ms(warm_ver["call_cpu_s"] - warm_pin["call_cpu_s"]),
+            "version_minus_local_cpu_ms": ms(warm_ver["call_cpu_s"] - warm_local["call_cpu_s"]),
+            "subprocesses_of_the_version_call": 0,  # asserted in each measured process
+            "target_version_minus_pinned_ms": 2,
+            "note": "each call timed after detect_system() (torch and tvm-ffi probing, the same "
+                    "for the three); version=1 is answered from the cache's recorded listing "
+                    "while the hub directory's refs stamp matches (a few stats, no git process)",
         },
     }
 

@@ -71,3 +71,19 @@ def loaded_id(module: object) -> str:
     from kernelkit import get_loaded_kernels
 
     return next(lk.metadata.id for lk in get_loaded_kernels() if lk.module is module)
+
+
+def plant_bytecode(source: Path, code: str) -> Path:
+    """Write ``__pycache__/<name>.<tag>.pyc`` for ``source`` holding ``code`` instead, with the
+    header Python checks (the source's mtime and size), so a plain import would run it."""
+    import importlib.util
+    import marshal
+
+    st = source.stat()
+    header = (importlib.util.MAGIC_NUMBER + (0).to_bytes(4, "little")
+              + (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+              + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    pyc.parent.mkdir(exist_ok=True)
+    pyc.write_bytes(header + marshal.dumps(compile(code, str(source), "exec")))
+    return pyc

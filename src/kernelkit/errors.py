@@ -242,6 +242,21 @@ class IntegrityError(KernelkitError):
         )
 
 
+class UnsafeCacheError(IntegrityError):
+    """A cache entry someone else could have written (another owner, group/other-writable, a
+    symbolic link): refused, nothing imported (``kernelkit.loader.owned``)."""
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        super().__init__(
+            path, "an entry of your own, not writable by group or others", problem,
+            hint=f"another user could have planted or changed it, so it is not used; if you "
+                 f"trust it, `chmod -R go-w {path}` (your own files), else delete it or use a "
+                 "cache of your own (KERNELKIT_CACHE=DIR, or cache_dir=DIR); a shared cache "
+                 "must be written by one account only (docs/security.md)")
+
+
 # --- hub and loader -------------------------------------------------------------------------
 
 
@@ -316,6 +331,22 @@ class VariantNotFoundError(KernelkitError):
             "\n".join(lines),
             hint="build the kernel for this machine's torch/backend, or use a matching environment",
         )
+
+
+class OpNamespaceClashError(KernelkitError):
+    """Two different builds would register one torch op namespace in this process (torch
+    aborts the interpreter on that); raised before the second one's code runs."""
+
+    def __init__(self, namespace: str, loaded: str, requested: str) -> None:
+        self.namespace = namespace
+        self.loaded = loaded
+        self.requested = requested
+        super().__init__(
+            f"cannot load {requested}: its op namespace {namespace} is already registered in "
+            f"this process by {loaded}, a different build (torch would abort the interpreter)",
+            hint="load only one of the two builds per process (the namespace comes from the "
+                 "source tree's git id: two hubs serving one repository, or two rebuilds of one "
+                 "commit, share it), or rebuild one of them from a different commit")
 
 
 class TrustError(KernelkitError):

@@ -88,9 +88,10 @@ def test_cold_get_kernel_makes_five_hub_calls(hub: LocalGitHub, tmp_path: Path) 
     calls = [line.split()[1] for line in run_workers(hub, tmp_path, 1)]
     # read_file: the commit's kernel-status.toml (a redirect?), once per commit
     assert calls == ["list_refs", "read_file", "list_dirs", "list_files", "fetch"]
-    # warm: the second load (new process) pays one list_refs for the moving branch v1
+    # warm: the second load (new process) asks the hub nothing: the moving branch v1 is checked
+    # against the recorded listing by the hub directory's refs stamp (a few stats, no git)
     warm = [line.split()[1] for line in run_workers(hub, tmp_path, 1)][len(calls):]
-    assert warm == ["list_refs"]  # the moving branch v1 only
+    assert warm == []
 
 
 def test_eight_processes_one_download(hub: LocalGitHub, tmp_path: Path) -> None:

@@ -56,11 +56,12 @@ def finish(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, str,
 
 
 def variant_tree(root: Path, *, version: int = 1, factor: float = 2.0,
-                 big: int = 0) -> Path:
+                 big: int = 0, uid: str | None = None) -> Path:
     """A sealed synthetic variant under ``root/build``; ``big`` bytes of extra payload make
-    downloads and uploads last long enough to be killed in the middle."""
-    vdir = make_variant(root / "build", VARIANT, uid=uuid.uuid4().hex[:7], version=version,
-                        factor=factor)
+    downloads and uploads last long enough to be killed in the middle. ``uid`` (default: a
+    fresh one) makes the op namespace ``_demo_cpu_<uid>``."""
+    vdir = make_variant(root / "build", VARIANT, uid=uid or uuid.uuid4().hex[:7],
+                        version=version, factor=factor)
     if big:
         from kernelkit.artifact.layout import seal_variant
         from kernelkit.artifact.metadata import Metadata

@@ -249,11 +249,54 @@ def test_revisions(revision: str) -> None:
     except VersionRequestError:
         return
     name = identity.ref_file_name(revision)
-    assert identity.ref_from_file_name(name) == revision  # reversible: injective
+    assert identity.ref_from_file_name(name) in (revision, None)  # None: the hashed long form
     assert "/" not in name and name not in (".", "..") and not name.startswith(".")
-    assert len(name.encode()) < 255
+    assert len(name.encode()) <= identity.MAX_REF_FILE
     refs = Refs(branches={"v1": "a" * 40}, tags={"v1.0.0": "b" * 40})
     only_kernelkit_errors("revisions", lambda: select_ref(refs, "org/k", revision=revision))
+
+
+# valid ref names up to the 200-character limit, rich in characters that percent-quote to 3
+# bytes ('+', '/'): issue 24's long tag quoted past 255 bytes and broke every load
+_PART = r"[A-Za-z0-9_][A-Za-z0-9_+-]{0,60}"
+LONG_REFS = st.from_regex(rf"{_PART}(/{_PART}){{0,3}}", fullmatch=True)
+ANY_REF = st.one_of(LONG_REFS, st.text(max_size=300), NASTY,
+                    st.builds(lambda a, n: a + "+" * n, LONG_REFS, st.integers(0, 200)))
+
+
+@FUZZ
+@given(ANY_REF, ANY_REF)
+def test_ref_file_names_are_bounded_and_injective(a: str, b: str) -> None:
+    """Any two refs (valid or not) get different file names, each a safe, bounded name."""
+    CASES["ref file names"] = CASES.get("ref file names", 0) + 1
+    names = {ref: identity.ref_file_name(ref) for ref in (a, b)}
+    for ref, name in names.items():
+        assert 0 < len(name.encode()) <= identity.MAX_REF_FILE, (ref, name)
+        assert "/" not in name and "\0" not in name and not name.startswith(".")
+        assert identity.ref_from_file_name(name) in (ref, None)
+    assert (names[a] == names[b]) == (a == b), (a, b)
+
+
+@FUZZ
+@given(st.dictionaries(ANY_REF, st.sampled_from(["a" * 40, "b" * 40, "not a commit"]),
+                       max_size=8), ANY_REF)
+def test_recorded_refs(listing: dict[str, str], resolved: str) -> None:
+    """A hub's listing and a name resolved by name, whatever they hold, are recorded without
+    an error of another kind, and read back as exactly their valid part."""
+    from kernelkit.loader.offline import cached_refs, record_refs
+
+    CASES["recorded refs"] = CASES.get("recorded refs", 0) + 1
+    with tempfile.TemporaryDirectory() as tmp:
+        rc = RepoCache.of(Path(tmp), "org/k", "local:/h")
+        (rc.root / ("a" * 40)).mkdir(parents=True)
+        only_kernelkit_errors("recorded refs", lambda: record_refs(
+            rc, Refs(branches=listing, tags=listing)))
+        valid = {r: c for r, c in listing.items()
+                 if identity.is_revision(r) and c == "a" * 40}
+        assert cached_refs(rc) == Refs(branches=valid, tags=valid)
+        rc.write_ref("resolved", resolved, "a" * 40)
+        expected = {resolved: "a" * 40} if identity.is_revision(resolved) else {}
+        assert rc.refs("resolved") == expected
 
 
 @FUZZ

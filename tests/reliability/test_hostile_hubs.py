@@ -9,6 +9,7 @@ forwards every other call to the real local hub."""
 
 from __future__ import annotations
 
+import json
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from kernelkit.hub.gitrepo import ZERO_ID
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.port import FileEntry, Refs
 from kernelkit.loader import api
+from kernelkit.loader.cache import RepoCache
 from tests.reliability.common import VARIANT, publish_tree, variant_tree
 
 pytest.importorskip("torch")
@@ -207,9 +209,10 @@ def test_hostile_ref_names_are_not_recorded(world: dict[str, Any]) -> None:
     refs = Refs(branches=dict.fromkeys(names, commit), tags={})
     hostile = HostileHub(world["hub"], list_refs=lambda inner, repo: refs)
     load(world, "evil/refs", hub=hostile)
-    recorded = [p.relative_to(p.parent.parent).as_posix()
-                for p in world["cache"].rglob("refs/*/*")]
-    assert recorded == ["heads/v1"], recorded
+    rc = RepoCache.of(world["cache"], "evil/refs", hostile.hub_identity)
+    listing = json.loads(rc.listing_path().read_bytes())
+    assert (listing["branches"], listing["tags"]) == ({"v1": commit}, {}), listing
+    assert [p.name for p in rc.root.rglob("*") if p.parent.name == "refs"] == ["listing.json"]
     for m in [m for m in sys.modules if m.startswith("_kernelkit_")]:
         sys.modules.pop(m)
 

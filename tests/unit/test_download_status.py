@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from kernelkit.cli.render_download import LineReporter
 from kernelkit.errors import UsageError
 from kernelkit.loader import progress
 from kernelkit.loader.progress import (
     DEFAULT_MIN_BYTES,
     THREAD_NAME,
     DownloadStatus,
-    LineReporter,
     LogReporter,
     ProgressPlan,
     bytes_under,
@@ -105,33 +105,50 @@ def test_the_log_reporter_logs_once_at_the_end(caplog: pytest.LogCaptureFixture)
 # --- who reports ----------------------------------------------------------------------------
 
 
-def test_a_terminal_gets_the_line_anything_else_the_log() -> None:
-    out = io.StringIO()
-    tty = plan_progress({}, isatty=True, stream=out)
-    assert tty is not None and isinstance(tty.reporter, LineReporter)
-    assert tty.reporter.stream is out and tty.min_bytes == DEFAULT_MIN_BYTES == 16 * 2**20
-    plain = plan_progress({}, isatty=False)
-    assert plain is not None and isinstance(plain.reporter, LogReporter)
+def test_the_library_draws_nothing_by_default_it_logs() -> None:
+    """Watching is the library's (values), drawing the CLI's (issue 28): with no reporter set,
+    a download reports one log record, whether stderr is a terminal or not."""
+    import kernelkit.loader.progress as watching
+
+    plan = plan_progress({})
+    assert plan is not None and isinstance(plan.reporter, LogReporter)
+    assert plan.min_bytes == DEFAULT_MIN_BYTES == 16 * 2**20
+    assert not hasattr(watching, "LineReporter") and "sys.stderr" not in Path(
+        watching.__file__).read_text()
+
+
+def test_kernelkit_commands_draw_the_line_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from kernelkit.cli import render_download
+
+    monkeypatch.setattr(render_download, "make_bars", lambda: (_ for _ in ()).throw(ImportError))
+    monkeypatch.setattr(render_download, "stderr_isatty", lambda: True)
+    with render_download.download_progress():
+        drawn = progress.current_progress_reporter()
+        assert isinstance(drawn, LineReporter) and drawn.stream is sys.stderr
+    monkeypatch.setattr(render_download, "stderr_isatty", lambda: False)
+    with render_download.download_progress():
+        assert progress.current_progress_reporter() is None  # the library's log record
 
 
 @pytest.mark.parametrize("value", ["0", "false", "No", " off "])
 def test_kernelkit_progress_0_turns_it_off(value: str) -> None:
-    assert plan_progress({"KERNELKIT_PROGRESS": value}, isatty=True) is None
-    assert plan_progress({"KERNELKIT_PROGRESS": value}, isatty=False, reporter=print) is None
-    assert plan_progress({"KERNELKIT_PROGRESS": "1"}, isatty=False) is not None
+    assert plan_progress({"KERNELKIT_PROGRESS": value}) is None
+    assert plan_progress({"KERNELKIT_PROGRESS": value}, reporter=print) is None
+    assert plan_progress({"KERNELKIT_PROGRESS": "1"}) is not None
 
 
 def test_a_given_reporter_wins_and_the_threshold_is_read() -> None:
     seen: list[DownloadStatus] = []
-    plan = plan_progress({"KERNELKIT_PROGRESS_MIN_BYTES": "1024"}, isatty=True,
-                         reporter=seen.append)
+    plan = plan_progress({"KERNELKIT_PROGRESS_MIN_BYTES": "1024"}, reporter=seen.append)
     assert plan == ProgressPlan(seen.append, 1024)
 
 
 @pytest.mark.parametrize("value", ["16M", "-1", "1.5"])
 def test_a_bad_threshold_is_a_one_line_error_naming_the_variable(value: str) -> None:
     with pytest.raises(UsageError, match="KERNELKIT_PROGRESS_MIN_BYTES=") as info:
-        plan_progress({"KERNELKIT_PROGRESS_MIN_BYTES": value}, isatty=False)
+        plan_progress({"KERNELKIT_PROGRESS_MIN_BYTES": value})
     assert "\n" not in info.value.message and "whole number of bytes" in str(info.value.hint)
 
 

@@ -1,17 +1,55 @@
-"""How ``kernelkit download`` shows its downloads: a rich progress bar per variant on a terminal
-(when rich, from the ``build`` extra, is installed); otherwise the loader's own default (one
-self-rewriting line on a terminal, one log record elsewhere; ``kernelkit.loader.progress``)."""
+"""How kernelkit's commands draw downloads (the library only reports ``DownloadStatus`` values,
+``kernelkit.loader.progress``): on a terminal, a rich progress bar per variant when rich (from
+the ``build`` extra) is installed, else one self-rewriting line (:class:`LineReporter`); not on
+a terminal, nothing is drawn and the library's one ``INFO`` record per download remains."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
-from kernelkit.loader.progress import DownloadStatus, stderr_isatty, use_progress_reporter
+from kernelkit.loader.progress import DownloadStatus, format_status, use_progress_reporter
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+
+def stderr_isatty() -> bool:
+    """Whether ``sys.stderr`` is a terminal (``False`` when it is missing or closed)."""
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class LineReporter:
+    """One line on a terminal, rewritten in place (``\\r``) and ended with a newline at the end."""
+
+    def __init__(self, stream: TextIO, width: int | None = None) -> None:
+        self.stream = stream
+        self.width = width if width is not None else _columns(stream)
+        self._shown = 0
+
+    def __call__(self, status: DownloadStatus) -> None:
+        line = format_status(status, self.width)
+        pad = " " * max(0, self._shown - len(line))  # blank what a longer line left behind
+        self.stream.write(f"\r{line}{pad}" + ("\n" if status.finished else ""))
+        self.stream.flush()
+        self._shown = 0 if status.finished else len(line)
+
+
+def _columns(stream: TextIO) -> int:
+    """The width of the terminal ``stream`` writes to; ``COLUMNS`` or 80 where it reports none
+    (a pseudo-terminal nobody has sized says 0)."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        columns = 0
+    return columns if columns > 0 else shutil.get_terminal_size().columns
 
 
 class RichReporter:
@@ -54,14 +92,16 @@ def make_bars(**console: Any) -> Progress:
 
 @contextmanager
 def download_progress() -> Iterator[None]:
-    """Rich bars for the downloads of the ``with`` block on a terminal, if rich is there."""
+    """Draw the downloads of the ``with`` block on a terminal: rich bars if rich is there,
+    else the plain line; not on a terminal, nothing (the library logs one record each)."""
     if not stderr_isatty():
         yield
         return
     try:
         bars = make_bars()
-    except ImportError:  # the `build` extra brings rich; the default line without it
-        yield
+    except ImportError:  # the `build` extra brings rich; the plain line without it
+        with use_progress_reporter(LineReporter(sys.stderr)):
+            yield
         return
     with bars, use_progress_reporter(RichReporter(bars)):
         yield

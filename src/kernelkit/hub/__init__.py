@@ -5,13 +5,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kernelkit.errors import HubError
 from kernelkit.hub.hubid import classify, identity_of
-from kernelkit.hub.port import FileEntry, Hub, Refs
 from kernelkit.util.paths import default_cache_dir
 
+if TYPE_CHECKING:
+    from kernelkit.hub.port import FileEntry, Hub, Refs
+
 __all__ = ["FileEntry", "Hub", "Refs", "identity_of", "open_hub"]
+
+
+def __getattr__(name: str) -> Any:
+    """``FileEntry``, ``Hub`` and ``Refs`` on first use: the port's Protocol and dataclasses
+    cost ~3 ms to define, and a warm load only needs ``hubid`` from this package."""
+    if name in ("FileEntry", "Hub", "Refs"):
+        from kernelkit.hub import port
+
+        return getattr(port, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_hub(spec: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Hub:

@@ -29,6 +29,7 @@ from kernelkit.hub.names import (
     under_prefixes,
 )
 from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.hub.refstamp import git_refs_stamp, repo_git_dir
 from kernelkit.util.fs import file_lock, remove_stale_siblings
 
 FILE_MODE = "100644"
@@ -59,8 +60,14 @@ class LocalGitHub:
     # --- repositories ----------------------------------------------------------------------
 
     def repo_path(self, repo_id: str) -> Path:
-        org, name = check_repo_id(repo_id)
-        return self.root / org / f"{name}.git"
+        check_repo_id(repo_id)
+        return repo_git_dir(self.root, repo_id)
+
+    def refs_stamp(self, repo_id: str) -> str | None:
+        """A fingerprint of the repository's branches and tags, read without git
+        (``kernelkit.hub.refstamp``): the loader's recorded listing is current while it
+        matches. ``None`` when there is none to give (missing, just changed, reftable)."""
+        return git_refs_stamp(self.repo_path(repo_id))
 
     def repo(self, repo_id: str) -> GitRepo:
         """The repository of ``repo_id`` (it may not exist yet)."""

@@ -10,9 +10,11 @@ import re
 from collections.abc import Iterable
 
 from kernelkit.errors import HubError
-from kernelkit.util.names import MAX_REPO_PART as MAX_REPO_PART  # re-exported
-from kernelkit.util.names import is_ref_name as is_ref_name
-from kernelkit.util.names import is_repo_id as is_repo_id
+from kernelkit.util.names import (
+    MAX_REPO_PART as MAX_REPO_PART,  # re-exported
+    is_ref_name as is_ref_name,
+    is_repo_id as is_repo_id,
+)
 
 _HEX = re.compile(r"^[0-9a-f]{4,64}\Z")
 _FULL_ID = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")

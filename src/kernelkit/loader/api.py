@@ -7,7 +7,6 @@ commit id (``revision=<40 hex>``, already cached) touches nothing but the cache.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +16,7 @@ from kernelkit.errors import Rejection, VariantNotFoundError
 from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
 from kernelkit.loader.install import LazyHub, ensure_variant
-from kernelkit.loader.resolve import resolve_commit, variant_names
+from kernelkit.loader.resolve import Resolved, TrustCheck, resolve_in
 from kernelkit.loader.settings import Settings, read_settings
 from kernelkit.loader.trust import check_trust
 from kernelkit.variants.choose import Decision, best_variant, rank_variants
@@ -58,11 +57,12 @@ def get_kernel(
     ``LOCAL_KERNELS=repo=path:...`` overrides a repository with a local directory.
     ``user_agent`` is accepted for upstream compatibility; the local and git hubs send none.
 
-    A download of at least 16 MiB (``KERNELKIT_PROGRESS_MIN_BYTES``) shows its progress: one
-    self-rewriting line on stderr when stderr is a terminal, else one ``INFO`` record on the
-    ``kernelkit.download`` logger when it ends. ``KERNELKIT_PROGRESS=0`` turns this off;
-    ``kernelkit.loader.progress.set_progress_reporter(callable)`` (or the ``with``-block form
-    ``use_progress_reporter``) sends each ``DownloadStatus`` to your own callable instead. The
+    A download of at least 16 MiB (``KERNELKIT_PROGRESS_MIN_BYTES``) reports its progress:
+    one ``INFO`` record on the ``kernelkit.download`` logger when it ends (the library draws
+    nothing on the terminal; ``kernelkit``'s commands do). ``KERNELKIT_PROGRESS=0`` turns this
+    off; ``kernelkit.loader.progress.set_progress_reporter(callable)`` (or the ``with``-block
+    form ``use_progress_reporter``) sends each ``DownloadStatus`` to your own callable instead
+    (``kernelkit.cli.render_download.LineReporter(sys.stderr)`` draws the one-line bar). The
     signature stays upstream's: progress is configured by the environment and that setter.
     """
     settings = read_settings(cache_dir=cache_dir)
@@ -72,10 +72,13 @@ def get_kernel(
         local = parse_local_kernels(settings.local_kernels).get(repo_id)
         if local is not None:  # as upstream: no trust check, no version check, backend ignored
             return get_local_kernel(local)
-    check_trust(repo_id, trust_remote_code, settings.trusted_publishers)
-    variant_dir, commit = _install(repo_id, revision, version, backend, hub, settings,
-                                   offline=settings.offline)
-    return import_variant(variant_dir, RepoInfo(repo_id, commit))
+    def trust(repo: str) -> None:  # every repository on the way: the asked one, a redirect's
+        check_trust(repo, trust_remote_code, settings.trusted_publishers)
+
+    trust(repo_id)  # before any hub call: an untrusted repository downloads nothing
+    variant_dir, resolved = _install(repo_id, revision, version, backend, hub, settings,
+                                     offline=settings.offline, trust=trust)
+    return import_variant(variant_dir, RepoInfo(resolved.repo_id, resolved.commit))
 
 
 def install_kernel(
@@ -91,9 +94,8 @@ def install_kernel(
     """Download (if needed) and verify this machine's variant; return its cache directory.
     No trust check and no import (as upstream). ``version`` as for :func:`get_kernel`."""
     settings = read_settings(cache_dir=cache_dir)
-    variant_dir, _ = _install(repo_id, revision, version, backend, hub, settings,
-                              offline=local_files_only or settings.offline)
-    return variant_dir
+    return _install(repo_id, revision, version, backend, hub, settings,
+                    offline=local_files_only or settings.offline)[0]
 
 
 def has_kernel(
@@ -105,17 +107,19 @@ def has_kernel(
     hub: Hub | None = None,
     cache_dir: Path | None = None,
 ) -> bool:
-    """Whether the repository has a variant for this machine (with a ``metadata.json``)."""
-    settings, lazy, rc, commit, decisions = _rank(repo_id, revision, version, backend, hub,
-                                                  cache_dir)
+    """Whether the repository (after a ``kernel-status.toml`` redirect) has a variant for this
+    machine (with a ``metadata.json``)."""
+    settings, lazy, resolved, decisions = _rank(repo_id, revision, version, backend, hub,
+                                                cache_dir)
     best = best_variant(decisions)
     if best is None:
         return False
+    rc, commit = resolved.cache, resolved.commit
     if (rc.variant_dir(commit, best) / "metadata.json").is_file():
         return True
     if settings.offline:
         return False
-    return lazy.get().read_file(repo_id, commit, f"build/{best}/metadata.json") is not None
+    return lazy.get().read_file(rc.repo_id, commit, f"build/{best}/metadata.json") is not None
 
 
 def get_kernel_variants(
@@ -127,22 +131,21 @@ def get_kernel_variants(
     hub: Hub | None = None,
     cache_dir: Path | None = None,
 ) -> list[Decision]:
-    """Every variant of the repository with whether it fits this machine and why; accepted
-    first, the preferred one leading."""
-    return _rank(repo_id, revision, version, backend, hub, cache_dir)[4]
+    """Every variant of the repository (after a ``kernel-status.toml`` redirect) with whether
+    it fits this machine and why; accepted first, the preferred one leading."""
+    return _rank(repo_id, revision, version, backend, hub, cache_dir)[3]
 
 
 def _rank(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
           hub: Hub | None, cache_dir: Path | None
-          ) -> tuple[Settings, LazyHub, RepoCache, str, list[Decision]]:
-    """Resolve the revision and rank the commit's variants for this machine (no download)."""
+          ) -> tuple[Settings, LazyHub, Resolved, list[Decision]]:
+    """Resolve the request and rank the variants for this machine (no download)."""
     settings = read_settings(cache_dir=cache_dir)
-    lazy = LazyHub(hub, settings.open_hub)
-    rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
     system = detect_system(backend)
-    commit = resolve_commit(lazy, rc, revision, version, offline=settings.offline)
-    decisions = rank_variants(variant_names(lazy, rc, commit, offline=settings.offline), system)
-    return settings, lazy, rc, commit, decisions
+    lazy = LazyHub(hub, settings.open_hub, settings.refs_stamp)
+    rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
+    resolved = resolve_in(lazy, rc, revision, version, offline=settings.offline)
+    return settings, lazy, resolved, rank_variants(resolved.variants, system)
 
 
 def get_local_kernel(repo_path: Path | str, backend: str | None = None) -> ModuleType:
@@ -160,11 +163,13 @@ def get_loaded_kernels() -> list[LoadedKernel]:
 
 
 def _install(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
-             hub: Hub | None, settings: Settings, *, offline: bool) -> tuple[Path, str]:
+             hub: Hub | None, settings: Settings, *, offline: bool,
+             trust: TrustCheck | None = None) -> tuple[Path, Resolved]:
     system = detect_system(backend)  # validates `backend` before any hub call
-    lazy = LazyHub(hub, settings.open_hub)
+    lazy = LazyHub(hub, settings.open_hub, settings.refs_stamp)
     rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
-    return _install_in(lazy, rc, revision, version, system, settings, offline=offline)
+    return _install_in(lazy, rc, revision, version, system, settings, offline=offline,
+                       trust=trust)
 
 
 def install_from_folder(root: Path, repo_id: str, commit: str, *, backend: str | None = None,
@@ -179,37 +184,19 @@ def install_from_folder(root: Path, repo_id: str, commit: str, *, backend: str |
 
 
 def _install_in(lazy: LazyHub, rc: RepoCache, revision: str | None, version: int | str | None,
-                system: System, settings: Settings, *, offline: bool) -> tuple[Path, str]:
-    repo_id = rc.repo_id
-    commit = resolve_commit(lazy, rc, revision, version, offline=offline)
-    rc, commit = _follow_redirect(lazy, rc, commit, settings, offline=offline)
-    decisions = rank_variants(variant_names(lazy, rc, commit, offline=offline), system)
+                system: System, settings: Settings, *, offline: bool,
+                trust: TrustCheck | None = None) -> tuple[Path, Resolved]:
+    resolved = resolve_in(lazy, rc, revision, version, offline=offline, trust=trust)
+    decisions = rank_variants(resolved.variants, system)
     variant = best_variant(decisions)
     if variant is None:
-        raise _no_variant(repo_id, revision, version, commit, decisions, system)
-    return ensure_variant(lazy, rc, commit, variant, offline=offline,
-                          progress=settings.progress_plan), commit
+        raise _no_variant(resolved, decisions, system)
+    return ensure_variant(lazy, resolved.cache, resolved.commit, variant, offline=offline,
+                          progress=settings.progress_plan), resolved
 
 
-def _follow_redirect(lazy: LazyHub, rc: RepoCache, commit: str, settings: Settings, *,
-                     offline: bool) -> tuple[RepoCache, str]:
-    """Apply the commit's ``kernel-status.toml`` redirect, if any (one hop, as upstream)."""
-    from kernelkit.loader.status import redirect_of
-
-    redirect = redirect_of(lazy, rc, commit, offline=offline)
-    if redirect is None:
-        return rc, commit
-    destination, dest_revision = redirect
-    warnings.warn(f"'{rc.repo_id}' redirected to '{destination}'", UserWarning, stacklevel=4)
-    target = RepoCache.of(settings.cache_dir, destination, rc.hub)  # the same hub
-    return target, resolve_commit(lazy, target, dest_revision, None, offline=offline)
-
-
-def _no_variant(repo_id: str, revision: str | None, version: int | str | None, commit: str,
-                decisions: list[Decision], system: System) -> VariantNotFoundError:
-    asked = (revision if revision is not None
-             else f"v{version}" if isinstance(version, int) else f"version {version!r}")
-    label = commit if asked == commit else f"{asked} = {commit[:12]}"
-    return VariantNotFoundError(repo_id, label,
+def _no_variant(resolved: Resolved, decisions: list[Decision],
+                system: System) -> VariantNotFoundError:
+    return VariantNotFoundError(resolved.repo_id, resolved.label,
                                 [Rejection(d.variant, d.reason) for d in decisions],
                                 system=system.describe())

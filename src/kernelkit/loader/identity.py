@@ -4,8 +4,9 @@
   (``kernelkit.hub.hubid``) and the *exact* repository id, so no two ids share a folder
   (``acme/fast--gelu`` and ``acme--fast/gelu`` used to) and neither do two hubs serving the same
   id (which commit ``v1`` means, and trust, are per hub);
-* the file name of a cached ref: percent-quoted, with a leading ``.`` quoted too, so it is
-  reversible and can never be ``.``/``..``;
+* the file name of a cached ref: percent-quoted, with a leading ``.`` quoted too, so it can
+  never be ``.``/``..``, and bounded: a long name keeps a readable head and ends with a hash
+  (:func:`ref_file_name`; a valid 200-character tag quotes to far more than 255 bytes);
 * the module name a variant is imported under: from the variant's cache path, not from
   ``metadata.id`` (a kernel whose id is ``json`` must not replace ``sys.modules['json']``).
 
@@ -21,14 +22,18 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from kernelkit.errors import HubError, VersionRequestError
-from kernelkit.util.names import MAX_REPO_PART
-from kernelkit.util.names import is_repo_id as is_repo_id  # re-exported
+from kernelkit.util.names import (
+    MAX_REPO_PART,
+    is_repo_id as is_repo_id,  # re-exported
+)
 
 _REF_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
 _HEX = re.compile(r"[0-9a-f]{4,64}")
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 _PY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PREFIX_CHARS = 60  # readable part of a cache folder name (the hash makes it unique)
+MAX_REF_FILE = 160  # bytes of a ref file name (most file systems allow 255)
+_REF_FILE_HEAD = 80  # readable head of a long ref file name (+ "%%" + 64 hex = 146)
 
 
 def check_repo_id(repo_id: object) -> str:
@@ -78,13 +83,33 @@ def cache_folder_prefix(repo_id: str) -> str:
 
 
 def ref_file_name(ref: str) -> str:
-    """Reversible (:func:`ref_from_file_name`) file name of a ref; never starts with ``.``."""
-    quoted = quote(ref, safe="")
-    return "%2E" + quoted[1:] if quoted.startswith(".") else quoted
+    """The file name of a cached ref: percent-quoted (a leading ``.`` quoted too, so never
+    ``.``/``..`` or hidden) and at most :data:`MAX_REF_FILE` bytes, whatever the ref's length.
+
+    A quoted name longer than that (or empty, or a ref that is not UTF-8) becomes a readable
+    head plus ``%%`` plus the SHA-256 of the ref: quoting escapes every ``%`` (``%25``), so
+    ``%%`` marks the long form and no short name can equal a long one; two long names are
+    equal only if their SHA-256 are (injective in practice). Short names are reversible
+    (:func:`ref_from_file_name`); the long form is not, so the ref file itself also records
+    its name (``kernelkit.loader.cache``)."""
+    try:
+        quoted = quote(ref, safe="")
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8 name, only the hashed form
+        quoted = ""
+    if quoted.startswith("."):
+        quoted = "%2E" + quoted[1:]
+    if 0 < len(quoted) <= MAX_REF_FILE:  # quote() returns ASCII: characters are bytes
+        return quoted
+    head = quoted[:_REF_FILE_HEAD]
+    cut = head.rfind("%", len(head) - 2)  # never end the head inside a %XX escape
+    head = head[:cut] if cut >= 0 else head
+    digest = hashlib.sha256(ref.encode("utf-8", "surrogatepass")).hexdigest()  # injective
+    return f"{head}%%{digest}"
 
 
-def ref_from_file_name(name: str) -> str:
-    return unquote(name)
+def ref_from_file_name(name: str) -> str | None:
+    """The ref a short :func:`ref_file_name` stands for; ``None`` for the hashed long form."""
+    return None if "%%" in name else unquote(name)
 
 
 def is_variant_name(name: object) -> bool:

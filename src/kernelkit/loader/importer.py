@@ -8,23 +8,37 @@ versions of one kernel still live side by side (their torch ops stay under ``tor
 fixed in the compiled code). The registry is keyed by variant path, and a second copy of an
 already loaded kernel is recognised only by identical content (same ``metadata.json`` bytes
 with a digest of every file), never by its claimed id.
+
+Kernel code runs from source only (:class:`SourceOnlyLoader`): bytecode is not covered by the
+digest, so a ``.pyc`` planted in a cached variant (even one whose header matches the source)
+is never read, and none is written. Two *different* builds that would register one torch op
+namespace are refused before the second one's code runs (``namespaces.py``).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import sys
 import threading
 import warnings
 from dataclasses import dataclass
+from importlib.machinery import (
+    EXTENSION_SUFFIXES,
+    SOURCE_SUFFIXES,
+    ExtensionFileLoader,
+    FileFinder,
+    SourceFileLoader,
+)
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, ModuleType
 
-from kernelkit.artifact.metadata import Metadata
+from kernelkit.artifact.metadata import Metadata, read_bytes
 from kernelkit.errors import KernelkitError, KernelModuleNotFoundError
 from kernelkit.loader.deps import validate_python_depends
 from kernelkit.loader.identity import module_name
+from kernelkit.loader.namespaces import check_claims, claim, extension_names
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +79,8 @@ def import_variant(variant_dir: Path, repo_info: RepoInfo | None = None) -> Modu
 
 
 def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> ModuleType:
-    metadata = Metadata.read(variant_dir / "metadata.json")
-    raw = (variant_dir / "metadata.json").read_bytes()
+    raw = read_bytes(variant_dir / "metadata.json")  # the one read of a load
+    metadata = Metadata.loads(raw, variant_dir / "metadata.json")
     content = _content_key(raw, metadata)
     same = _by_content.get(content) if content is not None else None
     if same is not None:
@@ -78,13 +92,19 @@ def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> Modu
     else:
         _warn_if_dirty(metadata, variant_dir)
         validate_python_depends(metadata)
-        module = _exec(module_name(variant_dir, metadata.python_name),
-                       _entry_file(variant_dir, metadata))
+        init = _entry_file(variant_dir, metadata)
+        who = (f"{repo_info.repo_id}@{repo_info.revision[:12]} ({variant_dir})"
+               if repo_info is not None else str(variant_dir))
+        claims = extension_names(init.parent)  # before dlopen: torch aborts on a clash
+        check_claims(claims, variant_dir, who)
+        claim(claims, variant_dir, who)
+        module = _exec(module_name(variant_dir, metadata.python_name), init)
     loaded = LoadedKernel(metadata, module, repo_info)
     _loaded[key] = loaded
     if content is not None:
         _by_content.setdefault(content, loaded)
     return module
+
 
 
 def _content_key(raw: bytes, metadata: Metadata) -> str | None:
@@ -114,7 +134,11 @@ def _entry_file(variant_dir: Path, metadata: Metadata) -> Path:
 def _exec(name: str, init: Path) -> ModuleType:
     if name in sys.modules:  # pragma: no cover - module_name is unique per variant path
         raise KernelkitError(f"module name {name} is already taken; {init} was not imported")
-    spec = importlib.util.spec_from_file_location(name, init)
+    package = init.parent
+    _source_only(package)
+    spec = importlib.util.spec_from_file_location(
+        name, init, loader=SourceOnlyLoader(name, str(init)),
+        submodule_search_locations=[str(package)])
     if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py paths
         raise KernelModuleNotFoundError(f"cannot import {init} as a Python package")
     module = importlib.util.module_from_spec(spec)
@@ -125,6 +149,25 @@ def _exec(name: str, init: Path) -> ModuleType:
         sys.modules.pop(name, None)
         raise
     return module
+
+
+class SourceOnlyLoader(SourceFileLoader):
+    """Kernel code runs from its verified source only: bytecode (``__pycache__``, ``.pyc``) is
+    outside the digest, so it is neither read nor written (issue 24)."""
+
+    def get_code(self, fullname: str) -> CodeType:
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+def _source_only(package: Path) -> None:
+    """Make every module under ``package`` import through :class:`SourceOnlyLoader` (and
+    extensions as usual; no sourceless ``.pyc``): the path finder asks
+    ``sys.path_importer_cache`` for each directory of a package's ``__path__``."""
+    loaders = ((ExtensionFileLoader, EXTENSION_SUFFIXES), (SourceOnlyLoader, SOURCE_SUFFIXES))
+    for directory, dirs, _ in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        sys.path_importer_cache[directory] = FileFinder(directory, *loaders)
 
 
 def _warn_if_dirty(metadata: Metadata, variant_dir: Path) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelkit.errors import HubError, IntegrityError, OfflineError
+from kernelkit.loader.owned import check_entry, make_dirs, make_lock_file, seal_modes
 from kernelkit.loader.receipt import read_receipt, receipt_matches, write_receipt
 from kernelkit.util.fs import (
     file_lock,
@@ -37,16 +38,27 @@ log = logging.getLogger(__name__)
 
 
 class LazyHub:
-    """A hub constructed on first use: warm, pinned loads never construct one."""
+    """A hub constructed on first use: warm loads never construct one. ``stamp`` gives the
+    refs stamp of a repository without constructing the hub (``Settings.refs_stamp``)."""
 
-    def __init__(self, hub: Hub | None, factory: Callable[[], Hub]) -> None:
+    def __init__(self, hub: Hub | None, factory: Callable[[], Hub],
+                 stamp: Callable[[str], str | None] | None = None) -> None:
         self._hub = hub
         self._factory = factory
+        self._stamp = stamp
 
     def get(self) -> Hub:
         if self._hub is None:
             self._hub = self._factory()
         return self._hub
+
+    def refs_stamp(self, repo_id: str) -> str | None:
+        """The hub's cheap fingerprint of ``repo_id``'s refs (``kernelkit.hub.refstamp``), or
+        ``None`` when it has none: then only a listing says what the refs are."""
+        if self._hub is not None:
+            stamp = getattr(self._hub, "refs_stamp", None)
+            return stamp(repo_id) if callable(stamp) else None
+        return self._stamp(repo_id) if self._stamp is not None else None
 
 
 def where(rc: RepoCache, commit: str, variant: str) -> str:
@@ -61,11 +73,14 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
     ``progress`` (called only when a download really starts; ``Settings.progress_plan``) says
     how the download reports its progress; ``None``: silently."""
     final = rc.variant_dir(commit, variant)
+    _check_parents(rc, commit)
     if receipt_matches(read_receipt(rc.receipt_path(commit, variant)), final):
         return final  # the warm path: one read and one stat per file, no hashing
     # Everything that writes the variant or its receipt holds the variant's lock: a receipt
     # rewritten after re-hashing included (the cleanup below removes unlocked writers' temps).
-    with file_lock(rc.lock_path(commit, variant)):
+    lock = rc.lock_path(commit, variant)
+    make_lock_file(lock)
+    with file_lock(lock):
         # the lock is ours: staging left by an interrupted (killed) download is garbage now
         recover_dir(final)
         remove_stale_siblings(final, ("fetch", "old"))
@@ -86,6 +101,13 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
         download_variant(hub.get(), rc, commit, variant,
                          progress=progress() if progress is not None else None)
     return final
+
+
+def _check_parents(rc: RepoCache, commit: str) -> None:
+    """The folders above a variant must be the user's own too (``owned.py``)."""
+    commit_dir = rc.commit_dir(commit)
+    if check_entry(commit_dir):
+        check_entry(commit_dir / "build")
 
 
 def _reverified(rc: RepoCache, commit: str, variant: str, *, offline: bool) -> bool:
@@ -126,18 +148,20 @@ def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str, *,
         raise HubError(f"{label}: the hub lists no files for this variant",
                        hint="the repository layout is broken; ask its publisher to re-upload")
     final = rc.variant_dir(commit, variant)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(final.parent)
     stage = temp_sibling(final, "fetch")
-    stage.mkdir()
+    stage.mkdir(mode=0o700)
     try:
         with _watched(progress, stage, f"{rc.repo_id}@{commit[:7]} {variant}",
                       sum(e.size for e in entries)):
             hub.fetch(rc.repo_id, commit, paths, stage)
         staged = stage / "build" / variant
-        metadata, digest = verify_variant(staged, label)  # before it can ever be imported
+        verified = verify_variant(staged, label)  # before it can ever be imported
+        seal_modes(staged)  # the fetch honoured the umask: nobody else may write the cache
         replace_dir(staged, final)
         write_receipt(rc.receipt_path(commit, variant), final,
-                      own_digest=None if metadata.digest else digest)
+                      own_digest=None if verified.metadata.digest else verified.digest,
+                      metadata_raw=verified.metadata_raw)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

@@ -1,11 +1,11 @@
 """Version and revision lookups from the cache alone (offline mode).
 
 The cache records the commit every branch/tag pointed to when it was last seen online
-(``<cache>/<org>--<name>--<hash of hub and id>/refs/<ref>``, one folder per hub, see
-``kernelkit.loader.cache``; written by :func:`record_refs` after each ``list_refs``, and by the
-loader for a branch or tag it resolved by name). Offline, the configured hub's refs
-stand in for the hub's, each kind in its own namespace (``refs/heads``, ``refs/tags``), as the
-hub listed them. Only refs whose commit has something in the cache are
+(``<cache>/<org>--<name>--<hash of hub and id>/refs/listing.json``, one folder per hub, see
+``kernelkit.loader.cache``; written by :func:`record_refs` after each ``list_refs``, and
+``refs/resolved/`` by the loader for a branch or tag it resolved by name). Offline, the
+configured hub's recorded refs stand in for the hub's, branches and tags apart, as the hub
+listed them. Only refs whose commit has something in the cache are
 considered, so an offline load never picks a version it would then fail to find.
 """
 
@@ -18,27 +18,30 @@ from kernelkit.loader.versions import Selected, VersionRequest, check_request, s
 
 
 def cached_refs(cache: RepoCache, *, only_cached_commits: bool = True) -> Refs:
-    """The branches and tags recorded from listings (``refs/heads``, ``refs/tags``)."""
+    """The branches and tags of the last recorded listing (``refs/listing.json``)."""
+    listing = cache.read_listing()
+    if listing is None:
+        return Refs()
     have = set(cache.commits())
 
     def kept(refs: dict[str, str]) -> dict[str, str]:
         return {r: c for r, c in refs.items() if not only_cached_commits or c in have}
 
-    return Refs(branches=kept(cache.refs("heads")), tags=kept(cache.refs("tags")))
+    return Refs(branches=kept(listing.branches), tags=kept(listing.tags))
 
 
-def record_refs(cache: RepoCache, refs: Refs) -> None:
-    """Remember every branch and tag of an online listing, for later offline lookups.
+def record_refs(cache: RepoCache, refs: Refs, *, stamp: str | None = None) -> None:
+    """Remember an online listing of every branch and tag, for later offline lookups and, while
+    the hub's ``stamp`` (taken *before* the listing) still matches, for online ones.
 
-    The one writer of hub listings into the cache's ``refs/`` (called after every online
-    ``list_refs`` of the loader and of ``kernelkit download``); the file format is
-    :meth:`RepoCache.write_ref`'s. Branches go to ``refs/heads``, tags to ``refs/tags``: a tag
-    and a branch of the same name never share a file. A name resolved earlier by name
-    (``refs/resolved``) that the listing holds is forgotten: the listing is newer. ``cache`` is
-    the folder of the hub the listing came from: another hub's refs are never touched."""
-    for kind, names in (("heads", refs.branches), ("tags", refs.tags)):
-        for ref, commit in names.items():
-            cache.write_ref(kind, ref, commit)
+    The one writer of hub listings into the cache (called after every online ``list_refs`` of
+    the loader and of ``kernelkit download``): one file, ``refs/listing.json``, replaced whole
+    (:meth:`RepoCache.write_listing`), so recording costs the same per ref for 10 refs or 100k.
+    A branch and a tag of one name are kept apart (``branches``, ``tags``). A name resolved
+    earlier by name (``refs/resolved``) that the listing holds is forgotten: the listing is
+    newer. ``cache`` is the folder of the hub the listing came from: another hub's refs are
+    never touched."""
+    cache.write_listing(refs, stamp)
     for ref in cache.refs("resolved"):
         if ref in refs.branches or ref in refs.tags:
             cache.forget_ref("resolved", ref)

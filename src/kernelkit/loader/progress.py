@@ -1,4 +1,4 @@
-"""Download progress: a watcher that works with every hub backend, and how it is shown.
+"""Download progress: a watcher that works with every hub backend, as values (no drawing).
 
 While ``hub.fetch`` writes a variant into its staging directory, a daemon thread sums the sizes
 of the files under that directory every ``interval_s`` (0.2 s) and hands a
@@ -13,27 +13,27 @@ A git remote moves its bytes earlier, in the mirror's ``git fetch``: :class:`Fet
 hub's ``fetch_observer``, turns git's own progress into the same statuses, labelled
 ``<org/name> (git fetch)``, with no byte total until the end.
 
-Who reports is decided in one place, :func:`plan_progress`, from the environment and whether
-stderr is a terminal: ``KERNELKIT_PROGRESS=0`` turns progress off, variants smaller than
-``KERNELKIT_PROGRESS_MIN_BYTES`` (default 16 MiB) report nothing, a reporter installed with
-:func:`set_progress_reporter` (or :func:`use_progress_reporter`) wins, else a terminal gets one
-self-rewriting line on stderr (:class:`LineReporter`) and anything else one ``INFO`` record on the
-``kernelkit.download`` logger when the download ends (:class:`LogReporter`).
+Who reports is decided in one place, :func:`plan_progress`: ``KERNELKIT_PROGRESS=0`` turns
+progress off, variants smaller than ``KERNELKIT_PROGRESS_MIN_BYTES`` (default 16 MiB) report
+nothing, a reporter installed with :func:`set_progress_reporter` (or :func:`use_progress_reporter`)
+wins, else one ``INFO`` record on the ``kernelkit.download`` logger when the download ends
+(:class:`LogReporter`). The library never draws on the terminal: ``kernelkit``'s commands
+install a drawing reporter (``kernelkit.cli.render_download``: a self-rewriting line, or rich
+bars), and a program can install its own. :func:`format_status` is the one-line description of
+a status that both the log record and the drawn line use.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from typing import TYPE_CHECKING, NamedTuple
 
 from kernelkit.errors import UsageError
 
@@ -134,20 +134,17 @@ def use_progress_reporter(reporter: Reporter | None) -> Iterator[None]:
         set_progress_reporter(previous)
 
 
-def plan_progress(env: Mapping[str, str], *, isatty: bool, reporter: Reporter | None = None,
-                  stream: TextIO | None = None) -> ProgressPlan | None:
+def plan_progress(env: Mapping[str, str], *,
+                  reporter: Reporter | None = None) -> ProgressPlan | None:
     """The one decision whether and how downloads report progress (``None``: not at all).
 
     ``KERNELKIT_PROGRESS`` = ``0``/``false``/``no``/``off`` turns it off; otherwise ``reporter``
-    if given, else a :class:`LineReporter` on ``stream`` (stderr) when ``isatty``, else a
-    :class:`LogReporter`. ``KERNELKIT_PROGRESS_MIN_BYTES`` sets the threshold."""
+    if given, else a :class:`LogReporter`. ``KERNELKIT_PROGRESS_MIN_BYTES`` sets the
+    threshold."""
     if env.get("KERNELKIT_PROGRESS", "").strip().lower() in _OFF:
         return None
     min_bytes = _min_bytes(env.get("KERNELKIT_PROGRESS_MIN_BYTES"))
-    if reporter is None:
-        reporter = LineReporter(stream if stream is not None else sys.stderr) if isatty \
-            else LogReporter()
-    return ProgressPlan(reporter, min_bytes)
+    return ProgressPlan(reporter if reporter is not None else LogReporter(), min_bytes)
 
 
 def _min_bytes(value: str | None) -> int:
@@ -163,15 +160,7 @@ def _min_bytes(value: str | None) -> int:
     return number
 
 
-def stderr_isatty() -> bool:
-    """Whether ``sys.stderr`` is a terminal (``False`` when it is missing or closed)."""
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-# --- how it is shown ------------------------------------------------------------------------
+# --- how it is described -------------------------------------------------------------------
 
 
 def _mb(n: int) -> str:
@@ -221,32 +210,6 @@ def format_status(status: DownloadStatus, width: int | None = None) -> str:
         if len(label) > room:
             label = label[:max(room - 1, 0)] + "…"
     return head + label + tail
-
-
-class LineReporter:
-    """One line on a terminal, rewritten in place (``\\r``) and ended with a newline at the end."""
-
-    def __init__(self, stream: TextIO, width: int | None = None) -> None:
-        self.stream = stream
-        self.width = width if width is not None else _columns(stream)
-        self._shown = 0
-
-    def __call__(self, status: DownloadStatus) -> None:
-        line = format_status(status, self.width)
-        pad = " " * max(0, self._shown - len(line))  # blank what a longer line left behind
-        self.stream.write(f"\r{line}{pad}" + ("\n" if status.finished else ""))
-        self.stream.flush()
-        self._shown = 0 if status.finished else len(line)
-
-
-def _columns(stream: TextIO) -> int:
-    """The width of the terminal ``stream`` writes to; ``COLUMNS`` or 80 where it reports none
-    (a pseudo-terminal nobody has sized says 0)."""
-    try:
-        columns = os.get_terminal_size(stream.fileno()).columns
-    except (AttributeError, OSError, ValueError):
-        columns = 0
-    return columns if columns > 0 else shutil.get_terminal_size().columns
 
 
 class LogReporter:

@@ -8,7 +8,9 @@ it: a file rewritten in place with its ``mtime`` restored (``os.utime``) still c
 Limit: file timestamps have the kernel's clock-tick granularity (a few ms), so a same-size,
 same-inode rewrite within that window after verification would go unnoticed.
 
-This module stays light (``json``, ``os``): it is on the warm load path.
+Every entry is checked on the way (``kernelkit.loader.owned``): a variant or receipt another
+user could have written is refused, not trusted. This module stays light (``json``, ``os``): it
+is on the warm load path.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelkit.loader.owned import check_stat, read_owned, write_owned
+
 if TYPE_CHECKING:
     from kernelkit.artifact.digest import Digest
 
@@ -28,7 +32,10 @@ Stats = dict[str, list[int]]
 
 def scan(variant_dir: Path) -> Stats:
     """``relpath -> [size, mtime_ns, ctime_ns, inode]`` for every file of the variant except
-    bytecode (``__pycache__``/``*.pyc``, which Python writes when it imports the variant)."""
+    bytecode (``__pycache__``/``*.pyc``: kernels are imported from source, bytecode is never
+    read, see ``importer.py``). The directory, every sub-directory and every file must be the
+    user's own (``kernelkit.loader.owned``): ``UnsafeCacheError`` otherwise."""
+    check_stat(variant_dir, os.lstat(variant_dir))
     out: Stats = {}
     stack = [("", str(variant_dir))]
     while stack:
@@ -37,18 +44,22 @@ def scan(variant_dir: Path) -> Stats:
             for e in entries:
                 if e.is_dir(follow_symlinks=False):
                     if e.name != "__pycache__":
+                        check_stat(e.path, e.stat(follow_symlinks=False))
                         stack.append((f"{prefix}{e.name}/", e.path))
                 elif not e.name.endswith(".pyc"):
-                    st = e.stat()
+                    st = e.stat(follow_symlinks=False)
+                    check_stat(e.path, st)
                     out[prefix + e.name] = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
     return out
 
 
 def read_receipt(path: Path) -> dict[str, object] | None:
+    raw = read_owned(path)
+    if raw is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read())
-    except (FileNotFoundError, NotADirectoryError, ValueError):
+        data = json.loads(raw)
+    except ValueError:
         return None
     if not isinstance(data, dict) or data.get("format") != RECEIPT_FORMAT:
         return None
@@ -65,18 +76,19 @@ def receipt_matches(receipt: dict[str, object] | None, variant_dir: Path) -> boo
         return False
 
 
-def write_receipt(path: Path, variant_dir: Path, *, own_digest: Digest | None) -> None:
+def write_receipt(path: Path, variant_dir: Path, *, own_digest: Digest | None,
+                  metadata_raw: bytes | None = None) -> None:
     """Record the stats of a just-verified variant. ``own_digest`` (the digest computed at the
-    first download) is stored only for variants whose metadata carries no digest."""
-    from kernelkit.util.fs import atomic_write_text
-
+    first download) is stored only for variants whose metadata carries no digest;
+    ``metadata_raw``: the ``metadata.json`` bytes that were verified (read again otherwise)."""
+    raw = metadata_raw if metadata_raw is not None else (variant_dir / "metadata.json").read_bytes()
     data = {
         "format": RECEIPT_FORMAT,
-        "metadata_sha256": sha256_file(variant_dir / "metadata.json"),
+        "metadata_sha256": hashlib.sha256(raw).hexdigest(),
         "digest": own_digest.to_json() if own_digest is not None else None,
         "files": scan(variant_dir),
     }
-    atomic_write_text(path, json.dumps(data, separators=(",", ":")))
+    write_owned(path, json.dumps(data, separators=(",", ":")).encode())
 
 
 def sha256_file(path: Path) -> str:

@@ -60,19 +60,27 @@ class Settings(NamedTuple):
 
         return identity_of(self.hub_spec, self.env)
 
+    def refs_stamp(self, repo_id: str) -> str | None:
+        """The configured hub's refs stamp of ``repo_id`` without constructing the hub: a
+        directory hub has one (``kernelkit.hub.refstamp``, a few ``stat`` calls), remote hubs
+        none."""
+        from kernelkit.hub.hubid import classify
+
+        kind, value = classify(self.hub_spec, self.env)
+        if kind != "local":
+            return None
+        from kernelkit.hub.refstamp import local_refs_stamp
+
+        return local_refs_stamp(Path(value), repo_id)
+
     def progress_plan(self) -> ProgressPlan | None:
         """How a download reports progress (``KERNELKIT_PROGRESS``,
         ``KERNELKIT_PROGRESS_MIN_BYTES``, a reporter set with
-        ``kernelkit.loader.progress.set_progress_reporter``, whether stderr is a terminal).
-        Worked out only when a download really starts: warm loads never import the watcher."""
-        from kernelkit.loader.progress import (
-            current_progress_reporter,
-            plan_progress,
-            stderr_isatty,
-        )
+        ``kernelkit.loader.progress.set_progress_reporter``; else one log record). Worked out
+        only when a download really starts: warm loads never import the watcher."""
+        from kernelkit.loader.progress import current_progress_reporter, plan_progress
 
-        return plan_progress(self.env, isatty=stderr_isatty(),
-                             reporter=current_progress_reporter())
+        return plan_progress(self.env, reporter=current_progress_reporter())
 
 
 def read_settings(env: Mapping[str, str] | None = None, *,

@@ -6,8 +6,10 @@ A repository may hold ``kernel-status.toml`` at its root::
     destination = "org/new-name"   # required
     revision = "v2"                # optional, default "main"
 
-Loading such a commit loads ``destination`` at ``revision`` instead (one hop, as upstream), with
-a ``UserWarning("'<src>' redirected to '<dst>'")``. A missing file means no redirect; a file
+Loading such a commit loads ``destination`` at ``revision`` instead (one hop, as upstream, in the
+same hub), with a ``UserWarning("'<src>' redirected to '<dst>'")``; every loader entry point
+follows it (``kernelkit.loader.resolve``), and ``get_kernel`` asks trust of the destination too:
+trust is decided on the repository whose code runs. A missing file means no redirect; a file
 without ``kind``, with an unknown kind or without ``destination`` is an error naming the file.
 
 The answer for a commit is cached in ``<cache>/<org>--<name>/<commit>/status.json`` (commits are
@@ -20,7 +22,7 @@ import json
 from typing import TYPE_CHECKING
 
 from kernelkit.errors import HubError, InputFileError
-from kernelkit.util.fs import atomic_write_text
+from kernelkit.loader.owned import write_owned
 from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml
 
 if TYPE_CHECKING:
@@ -58,12 +60,13 @@ def redirect_of(hub: LazyHub, rc: RepoCache, commit: str, *,
                 offline: bool) -> tuple[str, str] | None:
     """The redirect recorded at ``commit`` of ``rc.repo_id``, if any (cached per commit)."""
     cached = rc.commit_dir(commit) / "status.json"
-    try:
-        data = json.loads(cached.read_bytes())
-        found = data.get("redirect") if isinstance(data, dict) else None
-        return (str(found[0]), str(found[1])) if isinstance(found, list) else None
-    except (FileNotFoundError, NotADirectoryError, ValueError, IndexError):
-        pass
+    data = rc.read_json(cached)
+    if isinstance(data, dict):
+        found = data.get("redirect")
+        if isinstance(found, list) and len(found) == 2 and all(isinstance(x, str) for x in found):
+            return found[0], found[1]
+        if found is None:
+            return None
     if offline or rc.read_variants(commit) is not None:
         # never recorded, but this commit's own variants were listed (by a download or a load
         # before redirects were checked), or offline: load what is there
@@ -71,5 +74,5 @@ def redirect_of(hub: LazyHub, rc: RepoCache, commit: str, *,
     raw = hub.get().read_file(rc.repo_id, commit, STATUS_FILE)
     redirect = None if raw is None else parse_status(
         raw.decode("utf-8", errors="replace"), f"{rc.repo_id}@{commit[:12]}:{STATUS_FILE}")
-    atomic_write_text(cached, json.dumps({"redirect": list(redirect) if redirect else None}))
+    write_owned(cached, json.dumps({"redirect": list(redirect) if redirect else None}).encode())
     return redirect

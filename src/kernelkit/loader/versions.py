@@ -8,20 +8,27 @@ Rules (upstream-loader.md §2.5, plus the pre-0.14 specifier form):
   ``v<major>.<minor>.<patch>`` inside the specifier; pre-releases only when the specifier names
   one. A string of digits (``"2"``) means the major version 2, as the integer does.
 
-Every function takes a ``Refs`` value (from the hub, or from the cache when offline) and never
-talks to the hub itself.
+Every function takes a ``Refs`` value (from the hub) or the cache's ``Listing`` of one and never
+talks to the hub itself. ``packaging`` is imported only for specifiers and release tags: a
+``version=<int>`` lookup stays cheap.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
-
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING, NamedTuple
 
 from kernelkit.errors import RevisionNotFoundError, VersionNotFoundError, VersionRequestError
-from kernelkit.hub.port import Refs
+
+if TYPE_CHECKING:  # packaging and the hub port cost ~5 ms to import: only specifiers need them
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    from kernelkit.hub.port import Refs
+    from kernelkit.loader.cache import Listing
+
+    AnyRefs = Refs | Listing  # a hub's listing or the cache's record of one
 
 VersionRequest = int | str
 
@@ -32,21 +39,27 @@ __all__ = [
 ]
 
 _MAJOR_RE = re.compile(r"^v(\d+)\Z")
-_SEMVER_RE = re.compile(r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)\Z")
-_HEX_RE = re.compile(r"^[0-9a-f]{4,64}\Z")
+_SEMVER = r"^v(\d+\.\d+\.\d+(?:[-.]?(?:a|b|rc|alpha|beta|pre|dev)\.?\d*)?)\Z"
+_HEX = r"^[0-9a-f]{4,64}\Z"
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern[str]:
+    """Compiled on first use: a ``version=<int>`` lookup needs neither of the patterns above."""
+    return re.compile(pattern)
 _MAX_REQUEST = 200  # characters of a version request
 
 
-@dataclass(frozen=True)
-class Selected:
-    """The outcome: the ref that was asked for (``None`` for a commit id) and its commit."""
+class Selected(NamedTuple):
+    """The outcome: the ref that was asked for (``None`` for a commit id) and its commit (a
+    NamedTuple: cheaper to define than a dataclass on the warm version lookup)."""
 
     ref: str | None
     commit: str
     newest_major: int | None = None  # set when a major version older than the newest was chosen
 
 
-def major_versions(refs: Refs) -> dict[int, str]:
+def major_versions(refs: AnyRefs) -> dict[int, str]:
     """``{N: commit}`` for every branch named ``v<N>``."""
     out: dict[int, str] = {}
     for name, commit in refs.branches.items():
@@ -56,11 +69,13 @@ def major_versions(refs: Refs) -> dict[int, str]:
     return out
 
 
-def release_tags(refs: Refs) -> dict[Version, tuple[str, str]]:
+def release_tags(refs: AnyRefs) -> dict[Version, tuple[str, str]]:
     """``{Version: (tag, commit)}`` for every tag ``v<major>.<minor>.<patch>[pre]``."""
+    from packaging.version import InvalidVersion, Version
+
     out: dict[Version, tuple[str, str]] = {}
     for name, commit in refs.tags.items():
-        if not _SEMVER_RE.match(name):
+        if not _regex(_SEMVER).match(name):
             continue
         try:
             out[Version(name[1:])] = (name, commit)
@@ -84,6 +99,8 @@ def parse_version_request(version: VersionRequest) -> int | SpecifierSet:
             return int(text)
         if _MAJOR_RE.match(text):
             return int(text[1:])
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         try:
             return SpecifierSet(text)
         except InvalidSpecifier:
@@ -96,7 +113,7 @@ def parse_version_request(version: VersionRequest) -> int | SpecifierSet:
     )
 
 
-def select_major(refs: Refs, repo_id: str, major: int) -> Selected:
+def select_major(refs: AnyRefs, repo_id: str, major: int) -> Selected:
     versions = major_versions(refs)
     commit = versions.get(major)
     if commit is None:
@@ -110,7 +127,7 @@ def select_major(refs: Refs, repo_id: str, major: int) -> Selected:
     return Selected(f"v{major}", commit, newest if newest > major else None)
 
 
-def select_specifier(refs: Refs, repo_id: str, spec: SpecifierSet) -> Selected:
+def select_specifier(refs: AnyRefs, repo_id: str, spec: SpecifierSet) -> Selected:
     tags = release_tags(refs)
     matching = list(spec.filter(sorted(tags), prereleases=bool(spec.prereleases)))
     if not matching:
@@ -127,7 +144,7 @@ def select_specifier(refs: Refs, repo_id: str, spec: SpecifierSet) -> Selected:
     return Selected(tag, commit)
 
 
-def select_revision(refs: Refs, repo_id: str, revision: str,
+def select_revision(refs: AnyRefs, repo_id: str, revision: str,
                     known_commits: tuple[str, ...] = ()) -> Selected:
     """A branch, tag, full commit id or unique commit prefix, looked up in ``refs``."""
     if revision in refs.branches:
@@ -135,7 +152,7 @@ def select_revision(refs: Refs, repo_id: str, revision: str,
     if revision in refs.tags:
         return Selected(revision, refs.tags[revision])
     rev = revision.lower()
-    if _HEX_RE.match(rev):
+    if _regex(_HEX).match(rev):
         commits = set(refs.branches.values()) | set(refs.tags.values()) | set(known_commits)
         hits = sorted(c for c in commits if c.startswith(rev))
         if len(hits) == 1:
@@ -146,7 +163,7 @@ def select_revision(refs: Refs, repo_id: str, revision: str,
     raise RevisionNotFoundError(repo_id, revision, available)
 
 
-def select_ref(refs: Refs, repo_id: str, *, revision: str | None = None,
+def select_ref(refs: AnyRefs, repo_id: str, *, revision: str | None = None,
            version: VersionRequest | None = None,
            known_commits: tuple[str, ...] = ()) -> Selected:
     """Exactly one of ``revision``/``version``; upstream's messages when that is not so."""
@@ -172,7 +189,7 @@ def check_request(revision: str | None, version: VersionRequest | None) -> None:
         )
 
 
-def describe_refs(refs: Refs) -> list[tuple[str, str, str]]:
+def describe_refs(refs: AnyRefs) -> list[tuple[str, str, str]]:
     """``(kind, name, commit)`` rows for display: major branches (numeric), release tags
     (by version), then every other branch and tag (by name)."""
     rows: list[tuple[str, str, str]] = []

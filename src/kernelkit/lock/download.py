@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit.errors import CommandError, HubError, LockError, RevisionNotFoundError
-from kernelkit.hub.port import Hub
+from kernelkit.hub.port import Hub, Refs
 from kernelkit.lock.lockfile import LOCK_NAME, KernelLock, read_locks
 from kernelkit.lock.project import read_dependencies
 from kernelkit.lock.verify import record_lfs, verify_locked_variant
@@ -49,9 +49,10 @@ def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
     from kernelkit.loader.offline import record_refs
 
     rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
-    record_refs(rc, hub.list_refs(lock.repo_id))
+    refs = hub.list_refs(lock.repo_id)
     if isinstance(version, int) or (isinstance(version, str) and version.isdigit()):
-        rc.write_ref("heads", f"v{int(version)}", lock.sha)
+        refs = Refs(branches={**refs.branches, f"v{int(version)}": lock.sha}, tags=refs.tags)
+    record_refs(rc, refs)  # no hub stamp: this listing was edited, online loads list again
 
 
 def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: bool,

@@ -21,7 +21,7 @@ from typing import Any
 from kernelkit.errors import InputFileError, LockError
 from kernelkit.hub.port import Hub
 from kernelkit.loader.identity import is_repo_id
-from kernelkit.loader.versions import VersionRequest, parse_version_request, select_ref
+from kernelkit.loader.versions import VersionRequest, parse_version_request
 from kernelkit.lock.hashing import variant_hashes
 from kernelkit.lock.lockfile import (
     LOCK_NAME,
@@ -90,8 +90,20 @@ def _dependency(path: Path, repo_id: str, value: Any) -> KernelDependency:
 
 def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = None,
                  *, refresh: bool = False) -> KernelLock:
-    """Lock one dependency; reuse ``previous`` when it pins the same commit."""
-    commit = select_ref(hub.list_refs(dep.repo_id), dep.repo_id, version=dep.version).commit
+    """Lock one dependency; reuse ``previous`` when it pins the same commit. The version is
+    resolved by the loader's one resolve path (``kernelkit.loader.resolve``), so a lock means
+    what ``get_kernel`` means; a dependency that redirects (``kernel-status.toml``) is refused:
+    a lock pins one repository's commit, and the redirect's target is a moving revision."""
+    from kernelkit.loader.resolve import resolve_kernel
+
+    found = resolve_kernel(dep.repo_id, version=dep.version, hub=hub)
+    if found.redirected_from is not None:
+        raise LockError(
+            f"{dep.repo_id} (version {dep.version!r}) redirects to {found.repo_id} "
+            "(kernel-status.toml): a lock pins one repository's commit",
+            hint=f'depend on the new repository instead: "{found.repo_id}" = <version> in '
+                 "[tool.kernels.dependencies], then run `kernelkit lock` again")
+    commit = found.commit
     if previous is not None and previous.sha == commit and not refresh:
         return previous
     hashes = variant_hashes(hub.list_files(dep.repo_id, commit, "build"))

@@ -10,7 +10,7 @@ from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelkitError
 from kernelkit.hub.port import Hub
-from kernelkit.loader.versions import describe_refs, major_versions, select_ref
+from kernelkit.loader.versions import describe_refs
 from kernelkit.variants.choose import Decision, rank_variants
 from kernelkit.variants.host import System
 from kernelkit.variants.name import parse_variant
@@ -70,17 +70,20 @@ def local_info(path: Path) -> dict[str, Any]:
 def hub_info(hub: Hub, repo_id: str, *, revision: str | None = None,
              version: int | str | None = None) -> dict[str, Any]:
     """Upstream's keys plus ``commit``, ``variants``, ``digest`` and ``provenance``; with neither
-    revision nor version: the highest ``v<N>`` branch, else ``main``."""
-    refs = hub.list_refs(repo_id)
-    if revision is None and version is None:
-        majors = major_versions(refs)
-        revision = f"v{max(majors)}" if majors else "main"
-    sel = select_ref(refs, repo_id, revision=revision, version=version)
-    names = hub.list_dirs(repo_id, sel.commit, "build")
+    revision nor version: the highest ``v<N>`` branch, else ``main``. Resolved by the loader's
+    one resolve path (its cache, a ``kernel-status.toml`` redirect followed: then ``repo_id``
+    is the destination and ``redirected_from`` the repository asked for)."""
+    from kernelkit.loader.resolve import resolve_kernel
+
+    found = resolve_kernel(repo_id, revision=revision, version=version, hub=hub,
+                           newest_by_default=True)
+    names = found.variants
+    where = found.ref or found.commit
     if not names:
-        raise KernelkitError(f"{repo_id} at {sel.ref or sel.commit} has no build variants")
-    raw = hub.read_file(repo_id, sel.commit, f"build/{names[0]}/metadata.json")
-    source = f"{repo_id}@{sel.commit[:12]}:build/{names[0]}/metadata.json"
+        raise KernelkitError(f"{found.repo_id} at {where} has no build variants")
+    raw = hub.read_file(found.repo_id, found.commit, f"build/{names[0]}/metadata.json")
+    source = f"{found.repo_id}@{found.commit[:12]}:build/{names[0]}/metadata.json"
     meta = Metadata.loads(raw, source) if raw else None
-    return {"repo_id": repo_id, "revision": sel.ref or sel.commit, "commit": sel.commit,
+    redirect = {"redirected_from": found.redirected_from} if found.redirected_from else {}
+    return {"repo_id": found.repo_id, **redirect, "revision": where, "commit": found.commit,
             **_metadata_fields(meta), "backends": _backends(names), "variants": names}

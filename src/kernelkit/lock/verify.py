@@ -16,10 +16,10 @@ from typing import Any
 
 from kernelkit.errors import LockError, LockMismatchError
 from kernelkit.hub.port import FileEntry
+from kernelkit.loader.owned import read_owned, write_owned
 from kernelkit.loader.receipt import scan
 from kernelkit.lock.hashing import hash_variant_dir, lfs_paths
 from kernelkit.lock.lockfile import KernelLock
-from kernelkit.util.fs import atomic_write_text
 
 
 def record_path(variant_dir: Path) -> Path:
@@ -27,9 +27,12 @@ def record_path(variant_dir: Path) -> Path:
 
 
 def _read_record(variant_dir: Path) -> dict[str, Any]:
+    """The record, if it is the user's own (``kernelkit.loader.owned``: one another user could
+    have written is refused, as the loader's receipts are)."""
+    raw = read_owned(record_path(variant_dir))
     try:
-        data = json.loads(record_path(variant_dir).read_bytes())
-    except (FileNotFoundError, NotADirectoryError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -43,7 +46,7 @@ def record_lfs(variant_dir: Path, entries: Iterable[FileEntry]) -> None:
     """Remember which files of the variant are LFS files (from a hub listing of ``build/``)."""
     lfs = lfs_paths(entries, variant_dir.name)
     if _read_record(variant_dir).get("lfs", []) != lfs or not record_path(variant_dir).exists():
-        atomic_write_text(record_path(variant_dir), json.dumps({"lfs": lfs}))
+        write_owned(record_path(variant_dir), json.dumps({"lfs": lfs}).encode())
 
 
 def verify_locked_variant(variant_dir: Path, lock: KernelLock, variant: str | None = None) -> str:
@@ -70,6 +73,6 @@ def verify_locked_variant(variant_dir: Path, lock: KernelLock, variant: str | No
                  "was changed or the lock file was edited; delete the variant directory and run "
                  "`kernelkit download <project>` again, or re-lock with `kernelkit lock`",
         )
-    atomic_write_text(record_path(variant_dir),
-                      json.dumps({"lfs": lfs, "hash": actual, "files": stats}))
+    write_owned(record_path(variant_dir),
+                json.dumps({"lfs": lfs, "hash": actual, "files": stats}).encode())
     return actual

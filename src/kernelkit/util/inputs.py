@@ -23,11 +23,6 @@ from typing import Any
 
 from kernelkit.errors import InputFileError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 #: build.toml, pyproject.toml, kernel-status.toml: real ones are a few kilobytes.
 MAX_TOML_BYTES = 1 << 20
 #: metadata.json (one digest line per file of a variant) and kernels.lock.
@@ -99,6 +94,11 @@ def decode_text(raw: bytes, source: Path | str) -> str:
 
 def parse_toml(text: str, source: Path | str) -> dict[str, Any]:
     """The table of TOML ``text``; every parse failure is an ``InputFileError``."""
+    if sys.version_info >= (3, 11):  # imported here: a warm kernel load parses no TOML
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
