@@ -502,3 +502,61 @@ def test_upstream_kernels_0_19_commands_through_serve(server: HubServer, tmp_pat
     log = server.log.read_text()
     assert "refs%2Fheads%2Fv1" in log and " 500 " not in log and "Traceback" not in log
 
+
+CRASH_BETWEEN_COMMIT_AND_TAG = """
+import pathlib, sys, time
+import huggingface_hub.hf_api as hf_api
+
+def stop_here(self, *args, **kwargs):  # the instant between the commit and the tag
+    pathlib.Path(sys.argv[1]).write_text("committed")
+    time.sleep(300)
+
+hf_api.HfApi.create_tag = stop_here
+from kernelkit.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_upload_killed_between_commit_and_tag_is_repaired_by_the_next_upload(
+        server: HubServer, tmp_path: Path) -> None:
+    """Issue 24 item 14: ``upload --hub hf --tag`` killed (-9) right after its commit left
+    ``v1`` without ``v1.0.0``. The Hub API cannot move a branch and a tag together, so the
+    commit names its tag (``Kernelkit-Tag:``) and the next upload, of any build, creates it."""
+    store = LocalGitHub(server.hub_dir)
+    mark = tmp_path / "committed"
+    env = client_env(server, tmp_path) | {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    crashing = subprocess.Popen(
+        [sys.executable, "-c", CRASH_BETWEEN_COMMIT_AND_TAG, str(mark), "upload",
+         str(project(tmp_path)), "--hub", "hf", "--repo-id", REPO, "--tag", "v1.0.0"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(mark.exists, timeout=120)
+    finally:
+        crashing.send_signal(signal.SIGKILL)
+        crashing.wait()
+    crashed = store.resolve(REPO, "v1")
+    assert store.list_refs(REPO).tags == {}  # the reported state: v1 without v1.0.0
+    code = ("import torch, kernelkit\n"
+            "k = kernelkit.get_kernel('acme/demo', version='==1.0.0')\n"
+            "print(k.scale(torch.ones(2)).tolist())\n")
+    load = client_env(server, tmp_path, token=None) | {"KERNELKIT_TRUSTED_PUBLISHERS": "acme"}
+    missing = run([sys.executable, "-c", code], load, check=False)  # until the repair: missing
+    assert missing.returncode != 0 and "VersionNotFoundError" in missing.stderr
+    second = publish(server, tmp_path, factor=3.0)  # another build, no --tag
+    assert store.list_refs(REPO).tags == {"v1.0.0": crashed}
+    assert store.resolve(REPO, "v1") == second["commit"] != crashed
+    # the repaired tag loads what was uploaded with it
+    assert run([sys.executable, "-c", code], load).stdout.strip() == "[2.0, 2.0]"
+    # a tag of another major on a branch's head, or one that exists, is never made or moved
+    from kernelkit.hub.hf import HuggingFaceHub
+
+    hub = HuggingFaceHub(token=WRITE_TOKEN, endpoint=server.url)
+    (tmp_path / "note").write_text("n")
+    from huggingface_hub import CommitOperationAdd
+
+    hub.api.create_commit(REPO, [CommitOperationAdd("note", str(tmp_path / "note"))],
+                          commit_message="m", repo_type="kernel", revision="v1",
+                          commit_description="Kernelkit-Tag: v2.0.0\nKernelkit-Tag: v1.0.0\n"
+                                             "Kernelkit-Tag: v1.0.0\nx")
+    assert hub.repair_tags(REPO) == []
+    assert store.list_refs(REPO).tags == {"v1.0.0": crashed}
