@@ -487,7 +487,8 @@ def test_upstream_kernels_0_19_commands_through_serve(server: HubServer, tmp_pat
     assert [r["revision"] for r in report["revisions"]] == ["refs/heads/v1"]
     assert report["revisions"][0]["variants"][0]["variant"] == CPU
     assert CPU in run([cli, "variants", REPO, "--revision", "v1.0.0"], env).stdout
-    assert "1" in run([cli, "versions", REPO], env).stdout
+    versions = run([cli, "versions", REPO], env).stdout  # deprecated: variants --all-versions
+    assert versions.startswith("Version 1:") and CPU in versions
     info = json.loads(run([cli, "info", REPO, "--version", "1", "--json"], env).stdout)
     assert info["variant"] == CPU and info["repo_id"] == REPO
     app = tmp_path / "app"
