@@ -249,20 +249,25 @@ async def resolve_file(request: Request, api: Api, rest: list[str]) -> Response:
         raise not_found("no file in the resolve URL", "EntryNotFound")
     revision, sub = split_revision(rest)
     path = fields.repo_path("/".join(sub))
+    fields.revision(revision, repo_id)
     await api.readable(request, repo_id)
-    sha = await api.resolve(repo_id, revision)
-    entry, blob = await run_in_threadpool(_locate, api, repo_id, sha, path)
+    sha, entry, blob = await run_in_threadpool(_locate, api, repo_id, revision, path)
     headers = {"ETag": f'"{entry.oid}"', "X-Repo-Commit": sha, "Cache-Control": "no-cache"}
     return FileResponse(blob, headers=headers, media_type="application/octet-stream",
                         content_disposition_type="inline")
 
 
-def _locate(api: Api, repo_id: str, sha: str, path: str) -> tuple[Entry, Path]:
-    """Tree entry -> blob file on disk (one thread hop for both)."""
+def _locate(api: Api, repo_id: str, revision: str, path: str) -> tuple[str, Entry, Path]:
+    """Revision -> commit -> tree entry -> blob file on disk (one thread hop for all)."""
+    try:
+        sha = api.store.resolve(repo_id, revision)
+    except HubError:  # RevisionNotFoundError included
+        raise not_found(f"Revision {fields.shown(revision)} not found in {repo_id}",
+                        "RevisionNotFound") from None
     entry = api.store.entry(repo_id, sha, path)
     if entry is None or entry.kind != "blob":
         raise not_found(f"{fields.shown(path)} does not exist at {sha}", "EntryNotFound")
-    return entry, api.store.blob_file(repo_id, sha, entry)
+    return sha, entry, api.store.blob_file(repo_id, sha, entry)
 
 
 async def validate_yaml(request: Request, api: Api, rest: list[str]) -> Response:
