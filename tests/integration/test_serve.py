@@ -561,3 +561,13 @@ def test_upload_killed_between_commit_and_tag_is_repaired_by_the_next_upload(
                                              "Kernelkit-Tag: v1.0.0\nx")
     assert hub.repair_tags(REPO) == []
     assert store.list_refs(REPO).tags == {"v1.0.0": crashed}
+
+
+@pytest.mark.parametrize("option", [["--max-connections", "0"], ["--header-timeout", "0"],
+                                    ["--body-timeout", "-1"]])
+def test_serve_refuses_limits_that_would_disable_themselves(option: list[str],
+                                                            tmp_path: Path) -> None:
+    proc = kernelkit("serve", "--hub", str(tmp_path / "hub"), *option, env=dict(os.environ),
+                     check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc.stderr
+    assert not (tmp_path / "hub").exists()

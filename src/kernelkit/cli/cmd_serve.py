@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     if args.require_read_token and not (write or read):
         raise KernelkitError("--require-read-token needs --token-file or --read-token-file",
                              hint="give the tokens that may read")
-    if min(args.header_timeout, args.body_timeout) <= 0 or (args.max_connections or 1) < 1:
+    if min(args.header_timeout, args.body_timeout) <= 0 or (
+            args.max_connections is not None and args.max_connections < 1):
         raise UsageError("--header-timeout and --body-timeout must be positive, "
                          "--max-connections at least 1")
     limits = Limits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
