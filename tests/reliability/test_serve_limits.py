@@ -1,11 +1,13 @@
 """``kernelkit serve`` under slow and many clients (issue 24 item 10).
 
 About 20k half-sent requests exhausted the server's file descriptors (no header timeout, no
-connection cap) and a flood grew its log by 147 MB in 20 s. Here a real server, started with
-an open-file limit of 256 so that the small configuration can exhaust it, is attacked on
-127.0.0.1 for ``CONFIG.attack_seconds`` by ``CONFIG.slow_clients`` half-sent requests that
-trickle a byte a second (slowloris) plus a flood of malformed requests (one warning each),
-while a normal client keeps asking. The attack stops by itself; every socket is closed.
+connection cap) and a flood grew its log by 147 MB in 20 s. Here a real server is attacked on
+127.0.0.1 for ``CONFIG.attack_seconds`` by up to ``CONFIG.slow_clients`` half-sent requests
+that trickle a byte a second (slowloris) plus a flood of malformed requests (one warning
+each), while a normal client keeps asking. In the small configuration the server runs with an
+open-file limit of 256, which 1000 such connections exhausted before; in the full one with
+the machine's limit, so 16000 attackers meet its real cap (4096). The attack stops by itself;
+every socket is closed.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from tests.reliability.common import CONFIG
 pytest.importorskip("uvicorn")
 
 REPO = "acme/demo"
-NOFILE = 256  # the server's open-file limit
+NOFILE = 256 if CONFIG.slow_clients <= 1000 else None  # the server's open-file limit
 HEADER_TIMEOUT = BODY_TIMEOUT = 2.0
 RATE = 20  # log lines per second and kind (serve's default); bursts of 10x
 HALF = b"GET /api/kernels/acme/demo/refs HTTP/1.1\r\nHost: attacker\r\nX-Slow: "
@@ -43,8 +45,10 @@ class Attack:
         self.deadline = time.monotonic() + seconds
         self.attempts = self.opened = self.cut = self.garbage = 0
         self._lock = threading.Lock()
-        per = max(1, count // 4)
-        self._threads = [threading.Thread(target=self._slow, args=(per,)) for _ in range(4)]
+        threads = min(64, max(4, count // 250))  # connects block while the server sheds load
+        per = max(1, count // threads)
+        self._threads = [threading.Thread(target=self._slow, args=(per,))
+                         for _ in range(threads)]
         self._threads.append(threading.Thread(target=self._flood))
 
     def running(self) -> bool:
@@ -65,7 +69,7 @@ class Attack:
         with self._lock:
             self.attempts += 1
         try:
-            s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=1)
         except OSError:
             return None
         s.settimeout(0.5)
@@ -131,6 +135,14 @@ def open_files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def file_limit(pid: int) -> int:
+    """The soft open-file limit of process ``pid``."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    raise AssertionError("no open-file limit")
+
+
 def get_refs(server: HubServer) -> int:
     conn = http.client.HTTPConnection("127.0.0.1", int(server.url.rsplit(":", 1)[1]),
                                       timeout=30)
@@ -184,12 +196,12 @@ def test_a_normal_client_is_served_during_a_slow_client_attack(
             most_files = max(most_files, open_files(server.proc.pid))
             time.sleep(0.2)
     duration = CONFIG.attack_seconds
-    # the attack was at full size: as many connections tried as configured, far more held
-    # open than the server allows (it caps them at a few dozen with 256 descriptors)
-    assert attack.attempts >= CONFIG.slow_clients and attack.opened > 200, attack.__dict__
-    assert attack.cut > 0 and attack.garbage > RATE * duration, (attack.cut, attack.garbage)
+    # the attack was at full size: as many connections tried as configured, more held open
+    # than the server allows (a few dozen with 256 descriptors, else 4096)
+    assert attack.attempts >= CONFIG.slow_clients and attack.cut > 0, attack.__dict__
+    assert attack.garbage > RATE * duration, attack.garbage
     assert len(statuses) >= 5 and set(statuses) == {200}, statuses
-    assert most_files < NOFILE, most_files
+    assert most_files < file_limit(server.proc.pid), most_files
     assert server.proc.poll() is None and get_refs(server) == 200
     log = server.log.read_bytes()[log_before:].decode(errors="replace")
     warnings = log.count("Invalid HTTP request received.")
