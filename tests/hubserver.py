@@ -50,8 +50,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _limit_files(nofile: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+
 @contextmanager
-def run_server(hub_dir: Path, tmp: Path, *extra: str) -> Iterator[HubServer]:
+def run_server(hub_dir: Path, tmp: Path, *extra: str,
+               nofile: int | None = None) -> Iterator[HubServer]:
+    """The server on a free port; ``nofile``: its open-file limit (soft and hard)."""
     tokens = tmp / "write-tokens"
     tokens.write_text(f"# tokens that may publish\n{WRITE_TOKEN}\n")
     read_tokens = tmp / "read-tokens"
@@ -65,7 +73,8 @@ def run_server(hub_dir: Path, tmp: Path, *extra: str) -> Iterator[HubServer]:
             [sys.executable, "-m", "kernelkit", "serve", "--hub", str(hub_dir), "--port",
              str(port), "--token-file", str(tokens), "--read-token-file", str(read_tokens),
              "--graceful-timeout", "5", *extra],
-            stdout=out, stderr=subprocess.STDOUT, env=env)
+            stdout=out, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=(lambda: _limit_files(nofile)) if nofile else None)
     server = HubServer(f"http://127.0.0.1:{port}", hub_dir, log, proc)
     try:
         _wait_ready(server)

@@ -268,6 +268,19 @@ class PublishRaceError(HubError):
     """A publish lost a compare-and-swap on a ref: another upload moved it first."""
 
 
+class TreeClashError(HubError):
+    """A commit would make ``path`` both a file and a directory (``build`` and ``build/x``);
+    refused before any ref moves, by every hub backend and by ``kernelkit serve``."""
+
+    def __init__(self, path: str, under: str) -> None:
+        self.path, self.under = path, under
+        super().__init__(
+            f"{path!r} would be both a file and a directory ({under!r} is under it) in the new "
+            "tree; nothing was committed",
+            hint=f"delete the file {path!r} (or the directory {path + '/'!r}) in the same "
+                 "commit, or choose another path")
+
+
 class RevisionNotFoundError(HubError):
     def __init__(self, repo_id: str, revision: str, available: Sequence[str] = ()) -> None:
         self.repo_id = repo_id

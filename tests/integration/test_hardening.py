@@ -869,3 +869,59 @@ def test_download_names_a_locked_commit_the_hub_does_not_have(env: dict[str, Any
     err = one_line_error(cli("download", str(app), "--hub", str(hub.root)))
     assert missing in err and "kernels-community/gone" in err and "kernelkit lock" in err
     assert "ls-tree" not in err
+# --- issue 24 item 7: credentials in a hub URL ------------------------------------------------
+
+
+def test_hub_url_credentials_never_reach_argv_logs_errors_or_files(tmp_path: Path) -> None:
+    """A real git smart-HTTP server (git http-backend) on 127.0.0.1 that demands Basic auth:
+    upload, load and list through ``KERNELKIT_HUB=git+http://alice:SECRET@...`` with ``-v``;
+    the secret reaches the server, and no argv (a recording ``git`` on PATH, and every
+    process's /proc/<pid>/cmdline sampled meanwhile), output, error, log line or file under
+    HOME and the cache. (The URL is given in the environment: on kernelkit's own command line
+    it would be visible to every user, as any argument is.)"""
+    from tests.githttp import ArgvWatcher, git_http_server, recording_git
+
+    secret, wrong = f"s3cr3t-{uuid.uuid4().hex}", f"wr0ng-{uuid.uuid4().hex}"
+    argv_log = tmp_path / "git-argv.log"
+    bin_dir = recording_git(tmp_path / "bin", argv_log)
+    env = {"HOME": str(tmp_path / "home"), "KERNELKIT_CACHE": str(tmp_path / "cache"),
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+           "KERNELKIT_TRUSTED_PUBLISHERS": "acme", "GIT_CONFIG_NOSYSTEM": "1"}
+    (tmp_path / "home").mkdir()
+    make_variant(tmp_path / "proj" / "build", HOST, uid=uid())
+    with git_http_server(tmp_path / "srv", "alice", secret) as srv, \
+            ArgvWatcher(secret) as watch_secret, ArgvWatcher(wrong) as watch_wrong:
+        srv.create("acme/tok")
+        hub = srv.url.replace("http://", f"git+http://alice:{secret}@")
+        up = cli("-v", "upload", str(tmp_path / "proj"), "--repo-id", "acme/tok",
+                 "--tag", "v1.0.0", env={**env, "KERNELKIT_HUB": hub})
+        assert up.returncode == 0, up.stderr
+        load = subprocess.run(
+            [sys.executable, "-c", ("import logging, kernelkit\n"
+                                    "logging.basicConfig(level=logging.DEBUG)\n"
+                                    "k = kernelkit.get_kernel('acme/tok', version=1)\n")],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env, "KERNELKIT_HUB": hub})
+        assert load.returncode == 0, load.stderr
+        listed = cli("-v", "versions", "acme/tok", env={**env, "KERNELKIT_HUB": hub})
+        assert listed.returncode == 0 and "v1.0.0" in listed.stdout, listed.stderr
+        refused = cli("-v", "versions", "acme/tok", env={
+            **env, "KERNELKIT_HUB": hub.replace(secret, wrong),
+            "KERNELKIT_CACHE": str(tmp_path / "cache2")})
+    assert f"alice:{secret}" in srv.offered  # the credentials did reach the server
+    assert f"alice:{wrong}" in srv.offered
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "error: cannot read kernel repository acme/tok" in refused.stderr
+    for proc in (up, load, listed, refused):
+        shown = proc.stdout + proc.stderr
+        assert secret not in shown and wrong not in shown, shown
+    assert "run: git" in up.stderr  # -v did log the git commands
+    argv = argv_log.read_text()
+    assert " push " in argv and " fetch " in argv
+    assert secret not in argv and wrong not in argv, argv
+    assert watch_secret.scans > 0 and watch_secret.seen == [] and watch_wrong.seen == []
+    for root in (tmp_path / "home", tmp_path / "cache", tmp_path / "cache2"):
+        for f in root.rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                assert secret.encode() not in data and wrong.encode() not in data, f

@@ -298,3 +298,276 @@ def test_redirect_in_kernel_status_toml_is_followed(server: HubServer, tmp_path:
     assert lines == ["[\"'acme/old' redirected to 'acme/demo'\"]", "[2.0, 2.0]"]
     # (upstream kernels 0.17.2 ships kernels/status.py but never calls it, so it does not
     # follow redirects; nothing to check there)
+
+
+# --- issue 24: hardening of serve -----------------------------------------------------------
+
+
+def request(server: HubServer, method: str, path: str, body: bytes | None = None,
+            token: str | None = WRITE_TOKEN) -> tuple[int, dict[str, str], bytes]:
+    """One raw request (``path`` already URL-quoted): status, headers and body. A connection
+    the server drops raises, so every caller also checks that the server answered."""
+    import http.client
+    from urllib.parse import urlparse
+
+    where = urlparse(server.url)
+    conn = http.client.HTTPConnection(where.hostname, where.port, timeout=30)
+    try:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        conn.request(method, path, body=body, headers=headers)
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+def ndjson(summary: object, *ops: dict[str, object]) -> bytes:
+    lines = [{"key": "header", "value": {"summary": summary}}, *ops]
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def add(path: str, data: bytes = b"x") -> dict[str, object]:
+    import base64
+
+    return {"key": "file", "value": {"path": path, "encoding": "base64",
+                                     "content": base64.b64encode(data).decode()}}
+
+
+def test_a_file_directory_clash_is_refused_with_the_path_and_loses_nothing(
+        server: HubServer, tmp_path: Path) -> None:
+    """Issue 24 item 6: a commit adding file ``build`` deleted the ``build/`` tree, and ``q``
+    with ``q/r`` in one commit dropped ``q`` (both 200). The store now builds trees with the
+    local hub's one tree builder: 409 naming the path, nothing committed."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from kernelkit.errors import TreeClashError
+
+    publish(server, tmp_path)
+    store = LocalGitHub(server.hub_dir)
+    head = store.resolve(REPO, "v1")
+    files = sorted(e.path for e in store.list_files(REPO, head))
+    api = HfApi(endpoint=server.url, token=WRITE_TOKEN)
+    (tmp_path / "x").write_bytes(b"x")
+    for paths, clash in ((["build"], "build"), (["q", "q/r"], "q"),
+                         (["build/new.py", f"build/{CPU}/_ops.py/x"], f"build/{CPU}/_ops.py")):
+        ops = [CommitOperationAdd(p, str(tmp_path / "x")) for p in paths]
+        with pytest.raises(HfHubHTTPError) as err:
+            api.create_commit(REPO, ops, commit_message="clash", repo_type="kernel",
+                              revision="v1")
+        assert err.value.response.status_code == 409
+        assert repr(clash) in err.value.response.json()["error"]
+        assert err.value.response.json()["path"] == clash
+    assert store.resolve(REPO, "v1") == head
+    assert sorted(e.path for e in store.list_files(REPO, head)) == files
+    # the local hub applies the very same rule (one tree builder for both)
+    with pytest.raises(TreeClashError) as local:
+        store.publish(REPO, "v1", {"q": tmp_path / "x", "q/r": tmp_path / "x"})
+    assert local.value.path == "q"
+    # deleting the directory in the same commit makes room for the file
+    status, _, _ = request(server, "POST", f"/api/kernels/{REPO}/commit/v1", ndjson(
+        "replace", {"key": "deletedFolder", "value": {"path": "build/"}}, add("build")))
+    assert status == 200
+    assert [e.path for e in store.list_files(REPO, store.resolve(REPO, "v1"))] == ["build"]
+
+
+def test_request_fields_are_validated_never_a_500_or_a_dropped_connection(
+        server: HubServer, tmp_path: Path) -> None:
+    """Issue 24 item 12, each reproduction: a cursor of non-ASCII digits, a NUL in a path or
+    revision (once a NUL in a response header: a dropped connection), a 100k-deep JSON body,
+    a NUL in a commit summary, a tag request without a tag (created ``None``), a branch named
+    ``HEAD``. Every field is checked by its kind's validator (``serve/fields.py``)."""
+    publish(server, tmp_path)
+    store = LocalGitHub(server.hub_dir)
+    head = store.resolve(REPO, "v1")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    cases = [
+        ("GET", f"/api/kernels/{REPO}/tree/v1?cursor=%C2%B9", None, 400, "cursor"),
+        ("GET", f"/api/kernels/{REPO}/tree/v1?recursive=maybe", None, 400, "recursive"),
+        ("GET", f"/kernels/{REPO}/resolve/v1/%00", None, 404, "invalid path"),
+        ("GET", f"/kernels/{REPO}/resolve/%00/x", None, 404, "not found"),
+        ("GET", f"/api/kernels/{REPO}/revision/v1%0D%0AX-Evil:%201", None, 404, "not found"),
+        ("GET", "/api/kernels/acme%00/demo/refs", None, 404, "not found"),
+        ("POST", f"/api/kernels/{REPO}/branch/x", deep, 400, "deeper"),
+        ("POST", "/api/repos/create", b'{"name": "x", "organization": ' + deep + b"}", 400,
+         "deeper"),
+        ("POST", f"/api/kernels/{REPO}/commit/v1", ndjson("a\0b", add("z")), 400, "summary"),
+        ("POST", f"/api/kernels/{REPO}/commit/v1", ndjson({"x": 1}, add("z")), 400, "summary"),
+        ("POST", f"/api/kernels/{REPO}/commit/v1", ndjson("\udcff", add("z")), 400, "summary"),
+        ("POST", f"/api/kernels/{REPO}/commit/v1", ndjson("s", add("\udcffz")), 400, "path"),
+        ("POST", f"/api/kernels/{REPO}/commit/v1", b'{"key": "header", "value": '
+         + b"[" * 5000 + b"]" * 5000 + b"}\n", 400, "deeper"),  # one ndjson line, < 64 KiB
+        ("POST", f"/api/kernels/{REPO}/tag/v1", b"{}", 400, "tag"),
+        ("POST", f"/api/kernels/{REPO}/tag/v1", b'{"tag": 7}', 400, "tag"),
+        ("POST", f"/api/kernels/{REPO}/branch/HEAD", b"{}", 400, "HEAD"),
+        ("POST", f"/api/kernels/{REPO}/branch/head", b"{}", 400, "head"),
+        ("POST", f"/api/kernels/{REPO}/branch/deadbeef", b"{}", 400, "deadbeef"),
+        ("POST", f"/api/kernels/{REPO}/branch/refs%2Fheads%2Fx", b"{}", 400, "refs/heads"),
+        ("POST", f"/api/kernels/{REPO}/branch/y", b'{"startingPoint": ["v1"]}', 400,
+         "startingPoint"),
+        ("POST", "/api/repos/create", b'{"name": "x"}', 400, "organization"),
+        ("POST", f"/api/kernels/{REPO}/preupload/v1", b'{"files": [{"path": 1}]}', 400, "path"),
+        ("POST", f"/api/kernels/{REPO}/commit/v1?create_pr=2", ndjson("s", add("z")), 400,
+         "create_pr"),
+    ]
+    for method, path, body, status, says in cases:
+        got, headers, answer = request(server, method, path, body)
+        assert got == status, (path, got, answer)
+        assert says in json.loads(answer)["error"], (path, answer)
+        assert headers["x-error-message"].isascii(), headers
+    refs = store.list_refs(REPO)
+    assert refs.tags == {} and sorted(refs.branches) == ["main", "v1"]  # no tag None, no HEAD
+    assert refs.branches["v1"] == head
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_revision_forms_huggingface_hub_sends(server: HubServer, tmp_path: Path) -> None:
+    """Issue 22 item 5: short and full refs, URL-encoded or not, and ``refs/pr/N``."""
+    from huggingface_hub import HfApi
+
+    first = publish(server, tmp_path, "--tag", "v1.0.0")
+    pr = publish(server, tmp_path, "--create-pr", factor=5.0)
+    pr_commit = str(pr["commit"])
+    api = HfApi(endpoint=server.url, token=WRITE_TOKEN)
+    for revision, commit in (("v1", first["commit"]), ("refs/heads/v1", first["commit"]),
+                             ("v1.0.0", first["commit"]), ("refs/tags/v1.0.0", first["commit"]),
+                             ("refs/pr/1", pr_commit), (str(first["commit"])[:12],
+                                                        first["commit"])):
+        assert api.repo_info(REPO, repo_type="kernel", revision=revision).sha == commit
+        tree = api.list_repo_tree(REPO, repo_type="kernel", revision=revision, path_in_repo="build")
+        assert [f.path for f in tree] == [f"build/{CPU}"]
+        local = api.hf_hub_download(REPO, f"build/{CPU}/metadata.json", repo_type="kernel",
+                                    revision=revision, local_dir=tmp_path / "dl")
+        assert Path(local).is_file()
+    for raw in ("refs/heads/v1", "refs%2Fheads%2Fv1", "refs/tags/v1.0.0", "refs/pr/1"):
+        status, _, _ = request(server, "GET", f"/api/kernels/{REPO}/tree/{raw}/build")
+        assert status == 200, raw
+        status, _, _ = request(server, "GET", f"/kernels/{REPO}/resolve/{raw}/build/{CPU}/"
+                               "metadata.json")
+        assert status == 200, raw
+    from huggingface_hub.errors import RevisionNotFoundError
+
+    for missing in ("refs/heads/v9", "refs/tags/v1", "refs/heads/v1.0.0", "refs/pr/9",
+                    "refs/remotes/v1", "refs/heads/../v1"):
+        with pytest.raises(RevisionNotFoundError):
+            api.repo_info(REPO, repo_type="kernel", revision=missing)
+    # commits go to a branch by either name, never to a tag
+    status, _, _ = request(server, "POST", f"/api/kernels/{REPO}/commit/refs%2Fheads%2Fv1",
+                           ndjson("by full ref", add("extra.txt")))
+    assert status == 200
+    status, _, _ = request(server, "POST", f"/api/kernels/{REPO}/commit/refs%2Ftags%2Fv1.0.0",
+                           ndjson("to a tag", add("extra2.txt")))
+    assert status == 400
+
+
+UPSTREAM_LOAD = """
+import torch, kernels
+k = kernels.get_kernel("acme/demo", version=1)
+print(k.scale(torch.ones(2)).tolist())
+"""
+
+
+def test_upstream_kernels_0_19_commands_through_serve(server: HubServer, tmp_path: Path) -> None:
+    """Issue 22 item 5: upstream kernels 0.19.1's ``variants`` (latest, ``--all-versions``,
+    ``--json``, ``--revision``), ``versions``, ``info``, ``lock``, ``download`` and
+    ``get_kernel`` against a real ``kernelkit serve`` (they ask for ``refs/heads/v1``)."""
+    kernels = pytest.importorskip("kernels")
+    from importlib.metadata import version
+
+    if version("kernels") < "0.19":
+        pytest.skip(f"kernels {kernels.__name__} {version('kernels')} is older than 0.19")
+    publish(server, tmp_path, "--tag", "v1.0.0")
+    second = publish(server, tmp_path, "--tag", "v1.1.0", factor=3.0)
+    env = client_env(server, tmp_path, token=None)
+    cli = str(Path(sys.executable).parent / "kernels")
+    out = run([cli, "variants", REPO], env).stdout
+    assert out.startswith("Version 1:") and CPU in out
+    report = json.loads(run([cli, "variants", REPO, "--all-versions", "--json"], env).stdout)
+    assert report["repo_id"] == REPO
+    assert [r["revision"] for r in report["revisions"]] == ["refs/heads/v1"]
+    assert report["revisions"][0]["variants"][0]["variant"] == CPU
+    assert CPU in run([cli, "variants", REPO, "--revision", "v1.0.0"], env).stdout
+    versions = run([cli, "versions", REPO], env).stdout  # deprecated: variants --all-versions
+    assert versions.startswith("Version 1:") and CPU in versions
+    info = json.loads(run([cli, "info", REPO, "--version", "1", "--json"], env).stdout)
+    assert info["variant"] == CPU and info["repo_id"] == REPO
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0"\n\n'
+                                        '[tool.kernels.dependencies]\n"acme/demo" = 1\n')
+    run([cli, "lock", str(app)], env)
+    [lock] = json.loads((app / "kernels.lock").read_text())
+    assert lock["lock"]["commit"] == second["commit"]
+    run([cli, "download", str(app)], env)
+    assert run([sys.executable, "-c", UPSTREAM_LOAD], env).stdout.strip() == "[3.0, 3.0]"
+    log = server.log.read_text()
+    assert "refs%2Fheads%2Fv1" in log and " 500 " not in log and "Traceback" not in log
+
+
+CRASH_BETWEEN_COMMIT_AND_TAG = """
+import pathlib, sys, time
+import huggingface_hub.hf_api as hf_api
+
+def stop_here(self, *args, **kwargs):  # the instant between the commit and the tag
+    pathlib.Path(sys.argv[1]).write_text("committed")
+    time.sleep(300)
+
+hf_api.HfApi.create_tag = stop_here
+from kernelkit.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_upload_killed_between_commit_and_tag_is_repaired_by_the_next_upload(
+        server: HubServer, tmp_path: Path) -> None:
+    """Issue 24 item 14: ``upload --hub hf --tag`` killed (-9) right after its commit left
+    ``v1`` without ``v1.0.0``. The Hub API cannot move a branch and a tag together, so the
+    commit names its tag (``Kernelkit-Tag:``) and the next upload, of any build, creates it."""
+    store = LocalGitHub(server.hub_dir)
+    mark = tmp_path / "committed"
+    env = client_env(server, tmp_path) | {"PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT}"}
+    crashing = subprocess.Popen(
+        [sys.executable, "-c", CRASH_BETWEEN_COMMIT_AND_TAG, str(mark), "upload",
+         str(project(tmp_path)), "--hub", "hf", "--repo-id", REPO, "--tag", "v1.0.0"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(mark.exists, timeout=120)
+    finally:
+        crashing.send_signal(signal.SIGKILL)
+        crashing.wait()
+    crashed = store.resolve(REPO, "v1")
+    assert store.list_refs(REPO).tags == {}  # the reported state: v1 without v1.0.0
+    code = ("import torch, kernelkit\n"
+            "k = kernelkit.get_kernel('acme/demo', version='==1.0.0')\n"
+            "print(k.scale(torch.ones(2)).tolist())\n")
+    load = client_env(server, tmp_path, token=None) | {"KERNELKIT_TRUSTED_PUBLISHERS": "acme"}
+    missing = run([sys.executable, "-c", code], load, check=False)  # until the repair: missing
+    assert missing.returncode != 0 and "VersionNotFoundError" in missing.stderr
+    second = publish(server, tmp_path, factor=3.0)  # another build, no --tag
+    assert store.list_refs(REPO).tags == {"v1.0.0": crashed}
+    assert store.resolve(REPO, "v1") == second["commit"] != crashed
+    # the repaired tag loads what was uploaded with it
+    assert run([sys.executable, "-c", code], load).stdout.strip() == "[2.0, 2.0]"
+    # a tag of another major on a branch's head, or one that exists, is never made or moved
+    from kernelkit.hub.hf import HuggingFaceHub
+
+    hub = HuggingFaceHub(token=WRITE_TOKEN, endpoint=server.url)
+    (tmp_path / "note").write_text("n")
+    from huggingface_hub import CommitOperationAdd
+
+    hub.api.create_commit(REPO, [CommitOperationAdd("note", str(tmp_path / "note"))],
+                          commit_message="m", repo_type="kernel", revision="v1",
+                          commit_description="Kernelkit-Tag: v2.0.0\nKernelkit-Tag: v1.0.0\n"
+                                             "Kernelkit-Tag: v1.0.0\nx")
+    assert hub.repair_tags(REPO) == []
+    assert store.list_refs(REPO).tags == {"v1.0.0": crashed}
+
+
+@pytest.mark.parametrize("option", [["--max-connections", "0"], ["--header-timeout", "0"],
+                                    ["--body-timeout", "-1"]])
+def test_serve_refuses_limits_that_would_disable_themselves(option: list[str],
+                                                            tmp_path: Path) -> None:
+    proc = kernelkit("serve", "--hub", str(tmp_path / "hub"), *option, env=dict(os.environ),
+                     check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: "), proc.stderr
+    assert not (tmp_path / "hub").exists()

@@ -24,10 +24,13 @@ class Config:
     uploaders: int  # concurrent uploads (one repository, and as many repositories)
     injections: int  # kill -9 injections per target (download, build install, upload)
     fuzz_examples: int  # hypothesis examples per fuzz target
+    slow_clients: int = 1000  # half-sent requests held open against `kernelkit serve`
+    attack_seconds: float = 8.0  # how long those clients attack
 
 
 SMALL = Config("small (CI)", loaders=6, uploaders=8, injections=8, fuzz_examples=200)
-FULL = Config("full", loaders=16, uploaders=16, injections=40, fuzz_examples=3000)
+FULL = Config("full", loaders=16, uploaders=16, injections=40, fuzz_examples=3000,
+              slow_clients=16000, attack_seconds=20.0)
 CONFIG = FULL if os.environ.get("KERNELKIT_RELIABILITY", "").lower() == "full" else SMALL
 
 

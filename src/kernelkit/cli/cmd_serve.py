@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kernelkit.errors import KernelkitError
+from kernelkit.errors import KernelkitError, UsageError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,6 +34,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "kernels (may repeat; '*' for every organisation)")
     p.add_argument("--graceful-timeout", type=float, default=30.0, metavar="SECONDS",
                    help="on SIGINT/SIGTERM, how long requests in flight may take to finish")
+    p.add_argument("--header-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="close a connection whose request headers are not complete this long "
+                   "after it connected or got its last response (default: 10)")
+    p.add_argument("--body-timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="end a request whose body sends nothing for this long, or then "
+                   "averages under 1 KiB/s (default: 30)")
+    p.add_argument("--max-connections", type=int, default=None, metavar="N",
+                   help="open connections at most; past the cap the connection that has waited "
+                   "longest for its headers is closed (default: 4096, or less where the "
+                   "open-file limit requires)")
     p.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)  # tests
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")
     p.set_defaults(func=run)
@@ -45,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the extra is missing
         raise KernelkitError(f"kernelkit serve needs starlette and uvicorn ({exc})",
                              hint="pip install 'kernelkit[serve]'") from None
-    from kernelkit.serve.config import ServeConfig, read_token_file
+    from kernelkit.serve.config import Limits, ServeConfig, read_token_file
     from kernelkit.util.paths import default_hub_dir
 
     hub = (args.hub or default_hub_dir()).expanduser().resolve()
@@ -56,10 +66,16 @@ def run(args: argparse.Namespace) -> int:
     if args.require_read_token and not (write or read):
         raise KernelkitError("--require-read-token needs --token-file or --read-token-file",
                              hint="give the tokens that may read")
+    if min(args.header_timeout, args.body_timeout) <= 0 or (
+            args.max_connections is not None and args.max_connections < 1):
+        raise UsageError("--header-timeout and --body-timeout must be positive, "
+                         "--max-connections at least 1")
+    limits = Limits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+                    max_connections=args.max_connections)
     config = ServeConfig(hub_dir=hub, write_tokens=write, read_tokens=read,
                          read_requires_token=args.require_read_token,
                          trusted_publishers=tuple(args.trusted_publisher),
-                         page_size=max(1, args.page_size))
+                         page_size=max(1, args.page_size), limits=limits)
     mode = "read-write" if write else "read-only (no --token-file)"
     print(f"serving {hub} at http://{args.host}:{args.port} ({mode}); "
           f"clients: HF_ENDPOINT=http://{args.host}:{args.port}", file=sys.stderr, flush=True)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from kernelkit._version import __version__
 from kernelkit.errors import ExitCode, KernelkitError, exit_code
+from kernelkit.util.urls import redact_url
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +41,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Redacting(logging.Formatter):
+    """A handler's formatter, with ``util.urls.redact_url`` over what it writes."""
+
+    def __init__(self, inner: logging.Formatter | None) -> None:
+        super().__init__()
+        self.inner = inner or logging.Formatter()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_url(self.inner.format(record))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -48,10 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(relativeCreated)6d ms %(message)s" if args.verbose else "%(message)s",
         stream=sys.stderr,
     )
+    for handler in logging.getLogger().handlers:  # every log line: URL credentials redacted
+        handler.setFormatter(_Redacting(handler.formatter))
     try:
         return int(args.func(args) or ExitCode.OK)
     except KernelkitError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {redact_url(str(exc))}", file=sys.stderr)
         return exit_code(exc)
     except OSError as exc:  # a destination that is not writable, a path that is a file, ...
         where = f": {exc.filename}" if exc.filename else ""

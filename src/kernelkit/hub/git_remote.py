@@ -9,6 +9,12 @@ needs no network at all). Reads are served by a ``LocalGitHub`` over the mirrors
 builds the commit in the mirror, then ``git push --atomic --force-with-lease=<branch>:<old>``:
 the remote branch moves only if nobody else moved it meanwhile (compare-and-swap).
 
+Credentials in the URL (``https://user:TOKEN@host/kernels``) never reach a command line, a
+message or a log: the URL is stored and shown without them (``util.urls``), and git gets them
+from a credential helper configured through ``GIT_CONFIG_*`` environment variables, scoped to
+the remote's ``scheme://host``, that prints them from two more environment variables. Other
+credential helpers are switched off for that host, so git neither asks nor stores elsewhere.
+
 The network transfer happens in that ``git fetch``, before any variant's size is known; with a
 ``fetch_observer`` set, the fetch runs with ``--progress`` and each of git's progress lines
 ("Compressing objects", "Receiving objects" with the bytes so far, ...) reaches the observer
@@ -25,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urlparse, urlsplit
 
 from kernelkit.errors import HubError, PublishRaceError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo
@@ -39,8 +45,35 @@ from kernelkit.hub.names import (
 )
 from kernelkit.hub.port import FileEntry, Refs
 from kernelkit.util.fs import file_lock
+from kernelkit.util.urls import redact_url, split_credentials
 
 _FETCH_SPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+#: the credential helper (a shell function git runs as ``sh -c '<helper> get'``): prints what the
+#: environment holds, only for ``get`` (``store``/``erase`` do nothing)
+_HELPER = ('!f() { test "$1" = get || return 0; '
+           'test -n "$KERNELKIT_GIT_USERNAME" && '
+           'printf "username=%s\\n" "$KERNELKIT_GIT_USERNAME"; '
+           'test -n "$KERNELKIT_GIT_PASSWORD" && '
+           'printf "password=%s\\n" "$KERNELKIT_GIT_PASSWORD"; '
+           'return 0; }; f')
+
+
+def credential_env(url: str, user: str | None, password: str | None,
+                   base: Mapping[str, str]) -> dict[str, str]:
+    """Environment variables that give git ``user``/``password`` for ``url``'s host through
+    :data:`_HELPER`, appended to any ``GIT_CONFIG_COUNT`` entries in ``base``; ``{}`` when
+    there is nothing to give."""
+    if user is None and password is None:
+        return {}
+    parts = urlsplit(url)
+    scope = f"{parts.scheme}://{parts.netloc}"
+    count = base.get("GIT_CONFIG_COUNT", "0")
+    n = int(count) if count.isascii() and count.isdigit() and len(count) < 4 else 0
+    key = f"credential.{scope}.helper"
+    return {f"GIT_CONFIG_KEY_{n}": key, f"GIT_CONFIG_VALUE_{n}": "",  # drop other helpers
+            f"GIT_CONFIG_KEY_{n + 1}": key, f"GIT_CONFIG_VALUE_{n + 1}": _HELPER,
+            "GIT_CONFIG_COUNT": str(n + 2),
+            "KERNELKIT_GIT_USERNAME": user or "", "KERNELKIT_GIT_PASSWORD": password or ""}
 
 
 @dataclass(frozen=True)
@@ -119,7 +152,10 @@ class GitRemoteHub:
 
     def __init__(self, url: str, cache: Path, *, max_age: float = 5.0,
                  identity: tuple[str, str] = DEFAULT_IDENTITY) -> None:
-        self.url = url[len("git+"):] if url.startswith("git+") else url
+        url = url[len("git+"):] if url.startswith("git+") else url
+        #: the URL without credentials (the only form stored, shown or passed to git)
+        self.url, user, password = split_credentials(url)
+        self._credentials = (user, password)
         _check_placeholders(self.url)
         self.cache = Path(cache)
         self.max_age = max_age
@@ -132,7 +168,7 @@ class GitRemoteHub:
         self.fetch_observer: FetchObserver | None = None
 
     def __repr__(self) -> str:
-        return f"GitRemoteHub({self.url!r})"
+        return f"GitRemoteHub({redact_url(self.url)!r})"
 
     @property
     def hub_identity(self) -> str:
@@ -142,6 +178,11 @@ class GitRemoteHub:
     @property
     def git_calls(self) -> int:
         return self.mirror.git_calls
+
+    def _auth_env(self) -> dict[str, str]:
+        import os
+
+        return credential_env(self.url, *self._credentials, os.environ)
 
     def remote_url(self, repo_id: str) -> str:
         org, name = check_repo_id(repo_id)
@@ -169,7 +210,7 @@ class GitRemoteHub:
             failure = self._fetch(repo, repo_id, url)
         if failure is not None:
             raise HubError(
-                f"cannot read kernel repository {repo_id} from {url}:\n{failure}",
+                f"cannot read kernel repository {repo_id} from {url}:\n{redact_url(failure)}",
                 hint="check the URL and your access; publish it with `kernelkit upload`",
             )
         self._fetched[repo_id] = time.monotonic()
@@ -183,12 +224,13 @@ class GitRemoteHub:
         # and a kept pack's index-pack reports "Receiving objects" with the bytes so far
         args = ("--prune", "--no-write-fetch-head", url, *_FETCH_SPECS)
         keep = ("-c", "fetch.unpackLimit=1")
+        env = self._auth_env()
         if self.fetch_observer is None:
-            proc = repo.git(*keep, "fetch", "--quiet", *args, check=False)
+            proc = repo.git(*keep, "fetch", "--quiet", *args, check=False, env=env)
             return proc.stderr.decode(errors="replace").strip() if proc.returncode else None
         tracker = _FetchTracker(repo_id, url, self.fetch_observer)
         returncode = repo.git_lines(*keep, "fetch", "--progress", *args,
-                                    on_line=tracker.line).returncode
+                                    on_line=tracker.line, env=env).returncode
         tracker.end(failed=returncode != 0)
         return "\n".join(tracker.other).strip() if returncode else None
 
@@ -307,9 +349,9 @@ class GitRemoteHub:
               hint: str = "another upload may have finished first; run the upload again") -> None:
         url = self.remote_url(repo_id)
         proc = repo.git("push", "--quiet", "--atomic", "--porcelain", *options, url, *refspecs,
-                        check=False)
+                        check=False, env=self._auth_env())
         if proc.returncode != 0:
-            out = (proc.stdout + proc.stderr).decode(errors="replace").strip()
+            out = redact_url((proc.stdout + proc.stderr).decode(errors="replace").strip())
             raced = any(k in out for k in ("stale info", "fetch first", "non-fast-forward",
                                            "cannot lock ref"))
             cls = PublishRaceError if raced else HubError
@@ -323,9 +365,9 @@ def _check_placeholders(url: str) -> None:
     try:
         fields = [f for _, f, spec, conv in string.Formatter().parse(url) if f is not None]
     except ValueError as exc:
-        raise HubError(f"invalid hub URL {url!r}: {exc}",
+        raise HubError(f"invalid hub URL {redact_url(url)!r}: {exc}",
                        hint="braces may only hold {org}, {name} or {repo_id}") from None
     bad = [f for f in fields if f not in ("org", "name", "repo_id")]
     if bad:
-        raise HubError(f"invalid hub URL {url!r}: unknown placeholder {{{bad[0]}}}",
+        raise HubError(f"invalid hub URL {redact_url(url)!r}: unknown placeholder {{{bad[0]}}}",
                        hint="braces may only hold {org}, {name} or {repo_id}")

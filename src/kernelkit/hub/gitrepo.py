@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import IO
 
 from kernelkit.errors import HubError
+from kernelkit.hub.names import check_tree_paths
 from kernelkit.util.fs import temp_sibling
 from kernelkit.util.run import open_process, run, run_bytes
 
 ZERO_ID = "0" * 40
+FILE_MODE = "100644"
 _CHUNK = 1 << 20
 DEFAULT_IDENTITY = ("kernelkit", "kernelkit@localhost")
 
@@ -75,13 +77,13 @@ class GitRepo:
         return run_bytes(self.argv(args), input=input, check=check, env=self._env(env),
                          what=_subcommand(args))
 
-    def git_lines(self, *args: str, on_line: Callable[[str], None]
-                  ) -> subprocess.CompletedProcess[str]:
+    def git_lines(self, *args: str, on_line: Callable[[str], None],
+                  env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run ``git --git-dir=<repo> <args>`` passing each line of its merged output to
         ``on_line`` as it arrives (a carriage return ends a line too: git's progress); the
         exit status is the caller's to check."""
         self.calls += 1
-        return run(self.argv(args), env=self._env(), on_line=on_line, check=False,
+        return run(self.argv(args), env=self._env(env), on_line=on_line, check=False,
                    what=_subcommand(args))
 
     # --- existence -------------------------------------------------------------------------
@@ -185,9 +187,27 @@ class GitRepo:
             raise HubError(f"git hash-object returned {len(oids)} ids for {len(files)} files")
         return oids
 
+    def next_tree(self, parent: str | None, files: Mapping[str, Path],
+                  drop: Callable[[str], bool]) -> str:
+        """The tree of the next commit after ``parent`` (``None``: an empty start): its files
+        minus those ``drop`` selects, plus ``files`` (repo path -> local file, added or
+        replaced). Every hub backend and ``kernelkit serve`` build their commits here, so one
+        tree rule holds for all (:meth:`write_tree`)."""
+        entries: dict[str, tuple[str, str]] = {}
+        if parent is not None:
+            entries = {e.path: (e.mode, e.oid) for e in self.ls_tree(parent) if not drop(e.path)}
+        names = sorted(files)
+        for name, oid in zip(names, self.hash_files([files[n] for n in names]), strict=True):
+            entries[name] = (FILE_MODE, oid)
+        return self.write_tree((m, o, p) for p, (m, o) in sorted(entries.items()))
+
     def write_tree(self, entries: Iterable[tuple[str, str, str]]) -> str:
-        """Tree id of ``(mode, oid, path)`` entries, built in a temporary index file."""
-        data = b"".join(f"{mode} {oid}\t{path}".encode() + b"\0" for mode, oid, path in entries)
+        """Tree id of ``(mode, oid, path)`` entries, built in a temporary index file. A path
+        that would be both a file and a directory is refused (``TreeClashError``): git's index
+        would keep one of them and silently drop the other."""
+        listed = list(entries)
+        check_tree_paths(path for _mode, _oid, path in listed)
+        data = b"".join(f"{mode} {oid}\t{path}".encode() + b"\0" for mode, oid, path in listed)
         with tempfile.TemporaryDirectory(prefix="kernelkit-index-") as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self.git("update-index", "-z", "--index-info", input=data, env=env)

@@ -9,6 +9,14 @@ see the old commit or the new one. Unlike upstream ``kernel-builder``, which com
 of 1000 operations, kernelkit sends all operations in one commit (huggingface_hub uploads the
 file contents in chunks before the commit itself). Files whose git blob id already matches the
 remote are not re-sent; no operation at all means no commit.
+
+A branch and its release tag cannot move together: the Hub API has no transaction over two
+refs (a commit moves one branch; a tag is a second call). So :meth:`HuggingFaceHub.
+publish_tagged` records the tag a commit is meant to get in the commit itself (a
+``Kernelkit-Tag: v1.2.0`` line in its description), and every later upload to the repository
+first creates any such tag that is missing on a version branch's head (:meth:`repair_tags`).
+A crash between the commit and the tag leaves the branch one tag short until then, never a
+tag on the wrong commit.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -26,6 +35,8 @@ from typing import Any
 from kernelkit.errors import HubError, OfflineError, RevisionNotFoundError
 from kernelkit.hub.hubid import hf_identity
 from kernelkit.hub.names import (
+    SEMVER_TAG,
+    VERSION_BRANCH,
     check_publish,
     check_ref_name,
     check_repo_id,
@@ -34,8 +45,11 @@ from kernelkit.hub.names import (
     under_prefixes as _under,
 )
 from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.util.urls import redact_url
 
 REPO_TYPE = "kernel"
+TAG_TRAILER = "Kernelkit-Tag"
+_TRAILER = re.compile(rf"^{TAG_TRAILER}: (\S+)[ \t]*$", re.M)
 
 
 def git_blob_id(path: Path) -> str:
@@ -58,7 +72,7 @@ class HuggingFaceHub:
         self._trees: dict[tuple[str, str, str], list[FileEntry]] = {}
 
     def __repr__(self) -> str:
-        return f"HuggingFaceHub({self.endpoint or 'https://huggingface.co'!r})"
+        return f"HuggingFaceHub({redact_url(self.endpoint or 'https://huggingface.co')!r})"
 
     @property
     def hub_identity(self) -> str:
@@ -201,6 +215,44 @@ class HuggingFaceHub:
                 message: str = "Upload with kernelkit") -> str:
         return self._commit(repo_id, branch, files, delete_prefixes, message, False)[0]
 
+    def publish_tagged(self, repo_id: str, branch: str, files: Mapping[str, Path], *, tag: str,
+                       delete_prefixes: tuple[str, ...] = (),
+                       message: str = "Upload with kernelkit") -> str:
+        """:meth:`publish`, then :meth:`tag`; the commit carries ``Kernelkit-Tag: <tag>`` so
+        that a crash between the two is repaired by the next upload (module docstring)."""
+        check_ref_name(tag, "tag")
+        commit = self._commit(repo_id, branch, files, delete_prefixes, message, False, tag)[0]
+        self.tag(repo_id, tag, commit)
+        return commit
+
+    def repair_tags(self, repo_id: str) -> list[tuple[str, str]]:
+        """Create each release tag that a version branch's head commit says it is meant to get
+        (``Kernelkit-Tag: v<N>.x.y`` of that branch's major) and that does not exist: what an
+        upload killed between its commit and its tag left. Returns ``(tag, commit)`` made."""
+        refs = self.list_refs(repo_id)
+        tagged = set(refs.tags.values())
+        made: list[tuple[str, str]] = []
+        for branch, head in sorted(refs.branches.items()):
+            major = VERSION_BRANCH.match(branch)
+            if major is None or head in tagged:
+                continue
+            for tag in self._pending_tags(repo_id, head):
+                fits = SEMVER_TAG.match(tag)
+                if fits and fits.group(1) == major.group(1) and tag not in refs.tags:
+                    try:
+                        self.tag(repo_id, tag, head)
+                    except HubError:  # made meanwhile by a concurrent upload, or refused
+                        continue
+                    made.append((tag, head))
+        return made
+
+    def _pending_tags(self, repo_id: str, commit: str) -> list[str]:
+        with self._errors(repo_id, commit):
+            history = self.api.list_repo_commits(repo_id, repo_type=REPO_TYPE, revision=commit)
+        if not history:
+            return []
+        return _TRAILER.findall(f"{history[0].title}\n{history[0].message}")
+
     def publish_pr(self, repo_id: str, branch: str, files: Mapping[str, Path], *,
                    delete_prefixes: tuple[str, ...] = (),
                    message: str = "Upload with kernelkit") -> tuple[str, str | None]:
@@ -215,18 +267,21 @@ class HuggingFaceHub:
 
     def _commit(self, repo_id: str, branch: str, files: Mapping[str, Path],
                 delete_prefixes: tuple[str, ...], message: str,
-                create_pr: bool) -> tuple[str, str | None]:
+                create_pr: bool, tag: str | None = None) -> tuple[str, str | None]:
         check_publish(branch, files)
         with self._errors(repo_id, branch):
             self.api.create_repo(repo_id, repo_type=REPO_TYPE, exist_ok=True,
                                  private=self.private or None)
+        self.repair_tags(repo_id)
+        with self._errors(repo_id, branch):
             old = self._branch_head(repo_id, branch)
             ops = self._operations(repo_id, old, files, delete_prefixes)
             if not ops:
                 return old, None
-            info = self.api.create_commit(repo_id, ops, commit_message=message,
-                                          repo_type=REPO_TYPE, revision=branch,
-                                          parent_commit=old, create_pr=create_pr)
+            info = self.api.create_commit(
+                repo_id, ops, commit_message=message,
+                commit_description=f"{TAG_TRAILER}: {tag}" if tag else None,
+                repo_type=REPO_TYPE, revision=branch, parent_commit=old, create_pr=create_pr)
         return str(info.oid), (str(info.pr_url) if info.pr_url else None)
 
     def _branch_head(self, repo_id: str, branch: str) -> str:

@@ -6,7 +6,7 @@ the hub's settings alone, never from a network call, so offline mode (``KERNELKI
 ``KERNELKIT_HUB_DIR``, ``HF_ENDPOINT``) derives the same one the online load recorded:
 
 * a directory hub: ``local:<resolved absolute path>``;
-* a git remote: ``git:<url>`` without a ``git+`` prefix or trailing ``/``;
+* a git remote: ``git:<url>`` without a ``git+`` prefix, credentials or trailing ``/``;
 * the Hugging Face Hub (or ``kernelkit serve``): ``hf:<endpoint>``, the endpoint being
   ``HF_ENDPOINT`` or ``https://huggingface.co``, without a trailing ``/``.
 
@@ -23,6 +23,7 @@ from typing import Literal
 
 from kernelkit.errors import HubError
 from kernelkit.util.paths import default_hub_dir
+from kernelkit.util.urls import redact_url, split_credentials
 
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 REMOTE_SCHEMES = ("file://", "ssh://", "https://", "http://", "git://")
@@ -45,7 +46,7 @@ def classify(spec: str | Path | None, env: Mapping[str, str]) -> tuple[HubKind, 
     if text.startswith("git+") or (text.startswith(REMOTE_SCHEMES) and text.endswith(".git")):
         return "git", text
     if "://" in text:
-        raise HubError(f"unsupported hub {text!r}",
+        raise HubError(f"unsupported hub {redact_url(text)!r}",
                        hint="use a directory, git+<url> (e.g. git+ssh://host/kernels) or hf")
     return "local", str(Path(text).expanduser())
 
@@ -76,12 +77,14 @@ def local_identity(root: Path | str) -> str:
 
 
 def git_identity(url: str) -> str:
+    """``git:<url>`` without credentials: who connects does not change which hub it is, and
+    an identity is shown and hashed into cache paths, so it never holds a secret."""
     url = url[len("git+"):] if url.startswith("git+") else url
-    return "git:" + url.rstrip("/")
+    return "git:" + split_credentials(url)[0].rstrip("/")
 
 
 def hf_identity(endpoint: str | None) -> str:
-    return "hf:" + (endpoint or DEFAULT_HF_ENDPOINT).rstrip("/")
+    return "hf:" + split_credentials(endpoint or DEFAULT_HF_ENDPOINT)[0].rstrip("/")
 
 
 def identity_of(spec: str | Path | None, env: Mapping[str, str]) -> str:

@@ -32,8 +32,6 @@ from kernelkit.hub.port import FileEntry, Refs
 from kernelkit.hub.refstamp import git_refs_stamp, repo_git_dir
 from kernelkit.util.fs import file_lock, remove_stale_siblings
 
-FILE_MODE = "100644"
-
 
 class LocalGitHub:
     """A hub backed by a directory of bare git repositories (see module docstring)."""
@@ -220,15 +218,7 @@ class LocalGitHub:
         found = repo.lookup([f"refs/heads/{branch}^{{commit}}", f"refs/heads/{branch}^{{tree}}"])
         old = found[0][0] if found[0] else None
         old_tree = found[1][0] if found[1] else None
-        entries: dict[str, tuple[str, str]] = {}
-        if old is not None:
-            entries = {e.path: (e.mode, e.oid) for e in repo.ls_tree(old)
-                       if not under_prefixes(e.path, delete_prefixes)}
-        names = sorted(files)
-        for name, oid in zip(names, repo.hash_files([files[n] for n in names]), strict=True):
-            entries[name] = (FILE_MODE, oid)
-        _check_no_file_dir_clash(entries)
-        tree = repo.write_tree((m, o, p) for p, (m, o) in sorted(entries.items()))
+        tree = repo.next_tree(old, files, lambda path: under_prefixes(path, delete_prefixes))
         if old is not None and tree == old_tree:
             return old, old
         return old, repo.commit_tree(tree, old, message)
@@ -251,12 +241,3 @@ def _tag_moved(repo_id: str, tag: str, target: str) -> HubError:
         f"tag {tag} of {repo_id} already points to {target}; tags never move",
         hint="publish a new version tag (e.g. bump the patch number) instead",
     )
-
-
-def _check_no_file_dir_clash(entries: Mapping[str, object]) -> None:
-    """A path cannot be both a file and a directory in one tree."""
-    dirs = {p.rsplit("/", i)[0] for p in entries for i in range(1, p.count("/") + 1)}
-    clash = sorted(dirs & set(entries))
-    if clash:
-        raise HubError(f"{clash[0]} would be both a file and a directory in the new tree",
-                       hint="delete the old file (or directory) with delete_prefixes first")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from kernelkit.errors import HubError
+from kernelkit.errors import HubError, TreeClashError
 from kernelkit.util.names import (
     MAX_REPO_PART as MAX_REPO_PART,  # re-exported
     is_ref_name as is_ref_name,
@@ -35,12 +35,20 @@ def check_repo_id(repo_id: str) -> tuple[str, str]:
 
 
 def check_ref_name(name: str, what: str = "branch") -> str:
-    if not is_ref_name(name):
+    """A name for a *new* branch or tag: :func:`is_ref_name`, and not one that a revision
+    could mean otherwise: ``HEAD`` (any case), a full ref (``refs/...``), or 4 to 64 hex
+    digits (a branch ``deadbeef`` would shadow the commit id it spells)."""
+    if not is_ref_name(name) or _reserved(name):
         raise HubError(
             f"invalid {what} name {name!r}",
-            hint=f"a {what} name uses letters, digits, '.', '_', '+', '-' and '/' (e.g. v1)",
+            hint=f"a {what} name uses letters, digits, '.', '_', '+', '-' and '/' (e.g. v1); "
+                 "not HEAD, not refs/..., not a hex string that reads as a commit id",
         )
     return name
+
+
+def _reserved(name: str) -> bool:
+    return (name.upper() == "HEAD" or name.startswith("refs/") or is_hex_prefix(name.lower()))
 
 
 def is_hex_prefix(text: str) -> bool:
@@ -56,10 +64,31 @@ def check_repo_path(path: str) -> str:
     """A file path inside a repository: relative POSIX, no empty/``.``/``..``/``.git`` parts."""
     parts = path.split("/")
     if (not path or "\n" in path or "\0" in path or "\\" in path
-            or any(p in ("", ".", "..", ".git") for p in parts)):
+            or any(p in ("", ".", "..", ".git") for p in parts) or not _utf8(path)):
         raise HubError(f"invalid path in repository: {path!r}",
                        hint="repository paths are relative, '/'-separated, without '..'")
     return path
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (a lone surrogate cannot: git gets bytes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_tree_paths(paths: Iterable[str]) -> None:
+    """The one tree rule of every hub: no path is both a file and a directory. ``paths`` are
+    the files of a whole new tree; ``TreeClashError`` names the first clash (``build`` with
+    ``build/x.py``), so nothing is dropped silently."""
+    files = set(paths)
+    for path in sorted(files):
+        for i in range(1, path.count("/") + 1):
+            parent = path.rsplit("/", i)[0]
+            if parent in files:
+                raise TreeClashError(parent, path)
 
 
 def check_publish(branch: str, files: Iterable[str]) -> None:

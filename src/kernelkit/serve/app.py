@@ -15,9 +15,14 @@ so the path is split on its *raw* ``/`` and each segment unquoted):
 ``POST /api/kernels/{repo}/commit/{rev}[?create_pr=1]``  one atomic commit (ndjson body)
 ``POST /api/kernels/{repo}/branch/{branch}``           create a branch (``startingPoint``)
 ``POST /api/kernels/{repo}/tag/{rev}``                 create a tag
+``GET  /api/kernels/{repo}/commits/{rev}``             commit history, newest first, paged
 ``GET  /api/organizations/{org}/overview``             ``trustedKernelPublisher`` (upstream trust)
 ``POST /api/validate-yaml``                            README metadata: accepted, not validated
 =====================================================  =========================================
+
+``{rev}`` is a branch or tag name, ``refs/heads/<b>``, ``refs/tags/<t>``, ``refs/pr/<n>`` or a
+(short) commit id, each as one URL-quoted segment. Every request field is checked by its kind's
+validator in :mod:`kernelkit.serve.fields` before it is used.
 
 Errors carry ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``) and
 ``X-Error-Message``, which ``huggingface_hub`` turns into its typed exceptions.
@@ -26,7 +31,6 @@ Errors carry ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNo
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import shutil
 import tempfile
@@ -47,22 +51,29 @@ from kernelkit.errors import (
     RefConflict,
     RevisionNotFoundError,
     ServeApiError,
+    TreeClashError,
 )
-from kernelkit.hub.names import check_repo_id, check_repo_path, is_ref_name
+from kernelkit.hub.names import check_repo_id
+from kernelkit.serve import fields
+from kernelkit.serve.body import json_body, spool
 from kernelkit.serve.config import Access, ServeConfig
 from kernelkit.serve.ndjson import read_commit
-from kernelkit.serve.store import Entry, Store, parse_pr_ref
+from kernelkit.serve.store import Entry, Store
 
 log = logging.getLogger("kernelkit.serve")
 
 Handler = Callable[[Request, "Api", list[str]], Awaitable[Response]]
+MAX_COMMITS_PAGE = 1000
 
 
 def error_response(exc: ServeApiError) -> Response:
-    """The Hub API's error shape: JSON ``{"error": ...}`` plus ``X-Error-Message``/``-Code``."""
-    headers = {"X-Error-Message": exc.message.encode("ascii", "replace").decode()}
+    """The Hub API's error shape: JSON ``{"error": ...}`` plus ``X-Error-Message``/``-Code``
+    (header values made safe by ``fields.header_value``); a 408 also closes the connection."""
+    headers = {"X-Error-Message": fields.header_value(exc.message)}
     if exc.code:
         headers["X-Error-Code"] = exc.code
+    if exc.status == 408:
+        headers["Connection"] = "close"
     return JSONResponse({"error": exc.message, **exc.extra}, exc.status, headers=headers)
 
 
@@ -98,24 +109,39 @@ class Api:
         access = self.access(request)
         if access is Access.ANONYMOUS and self.config.read_requires_token:
             raise ServeApiError(401, "this hub needs a token to read (Authorization: Bearer ...)")
+        missing = not_found(f"Repository {fields.shown(repo_id)} not found", "RepoNotFound")
         try:
             check_repo_id(repo_id)
         except HubError:
-            raise not_found(f"Repository {repo_id} not found", "RepoNotFound") from None
+            raise missing from None
         exists, private = await run_in_threadpool(self._exists_private, repo_id)
         if not exists or (private and access is Access.ANONYMOUS):
-            raise not_found(f"Repository {repo_id} not found", "RepoNotFound")
+            raise missing
 
     def _exists_private(self, repo_id: str) -> tuple[bool, bool]:
         return self.store.exists(repo_id), self.store.is_private(repo_id)
 
     async def resolve(self, repo_id: str, revision: str, *, fresh: bool = False) -> str:
+        """A revision from the request (checked here by ``fields.revision``) -> commit id."""
+        fields.revision(revision, repo_id)
         try:
             return await run_in_threadpool(lambda: self.store.resolve(repo_id, revision,
                                                                       fresh=fresh))
         except (RevisionNotFoundError, HubError):
-            raise not_found(f"Revision {revision} not found in {repo_id}",
+            raise not_found(f"Revision {fields.shown(revision)} not found in {repo_id}",
                             "RevisionNotFound") from None
+
+    async def json(self, request: Request) -> dict[str, Any]:
+        return await json_body(request, self.config.limits)
+
+
+def split_revision(rest: list[str]) -> tuple[str, list[str]]:
+    """The revision segment of a URL and what follows it. Clients quote a revision into one
+    segment (``refs%2Fheads%2Fv1``); an unquoted ``refs/heads/v1`` or ``refs/pr/1`` (three
+    segments) is accepted too."""
+    if len(rest) >= 3 and rest[0] == "refs":
+        return "/".join(rest[:3]), rest[3:]
+    return rest[0], rest[1:]
 
 
 # --- reads ----------------------------------------------------------------------------------
@@ -137,6 +163,7 @@ async def repo_info(request: Request, api: Api, rest: list[str]) -> Response:
 
 async def refs(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
+    include_prs = fields.flag(request.query_params.get("include_prs"), "include_prs")
     await api.readable(request, repo_id)
     info = await run_in_threadpool(api.store.refs, repo_id)
     body: dict[str, Any] = {
@@ -146,7 +173,7 @@ async def refs(request: Request, api: Api, rest: list[str]) -> Response:
                  for n, c in sorted(info.tags.items())],
         "converts": [],
     }
-    if request.query_params.get("include_prs") in ("1", "true", "True"):
+    if include_prs:
         body["pullRequests"] = [{"name": r.rsplit("/", 1)[1], "ref": r, "targetCommit": c}
                                 for r, c in sorted(info.pulls.items())]
     return JSONResponse(body)
@@ -160,37 +187,34 @@ def _listing(entries: list[Entry], path: str, recursive: bool) -> list[Entry]:
     return under if recursive else [e for e in under if "/" not in e.path[len(prefix):]]
 
 
+def _next_link(request: Request, cursor: int) -> dict[str, str]:
+    query = dict(request.query_params)
+    query["cursor"] = str(cursor)
+    return {"Link": f'<{request.url.replace(query=urlencode(query))}>; rel="next"'}
+
+
 async def tree(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
     if not rest:
         raise not_found("no revision in the tree URL", "RevisionNotFound")
-    await api.readable(request, repo_id)
-    sha = await api.resolve(repo_id, rest[0])
-    path = "/".join(rest[1:]).strip("/")
+    revision, sub = split_revision(rest)
+    path = "/".join(sub).strip("/")
     if path:
-        _checked_path(path)
+        fields.repo_path(path)
+    recursive = fields.flag(request.query_params.get("recursive"), "recursive")
+    fields.flag(request.query_params.get("expand"), "expand")  # answered without expansion
+    start = fields.integer(request.query_params.get("cursor"), "cursor", default=0,
+                           maximum=10**12)
+    await api.readable(request, repo_id)
+    sha = await api.resolve(repo_id, revision)
     entries = await run_in_threadpool(api.store.tree, repo_id, sha)
-    recursive = request.query_params.get("recursive", "").lower() in ("1", "true")
     listing = _listing(entries, path, recursive)
     if path and not listing:
         raise not_found(f"{path} is not a directory at {sha}", "EntryNotFound")
-    start = _cursor(request.query_params.get("cursor"))
     page = listing[start:start + api.config.page_size]
-    headers = {}
-    if start + len(page) < len(listing):
-        query = dict(request.query_params)
-        query["cursor"] = str(start + len(page))
-        url = request.url.replace(query=urlencode(query))
-        headers["Link"] = f'<{url}>; rel="next"'
+    more = start + len(page) < len(listing)
+    headers = _next_link(request, start + len(page)) if more else {}
     return JSONResponse([_tree_item(e) for e in page], headers=headers)
-
-
-def _cursor(text: str | None) -> int:
-    if text is None:
-        return 0
-    if not text.isdigit():
-        raise ServeApiError(400, "invalid cursor")
-    return int(text)
 
 
 def _tree_item(e: Entry) -> dict[str, Any]:
@@ -199,20 +223,35 @@ def _tree_item(e: Entry) -> dict[str, Any]:
     return {"type": "directory", "oid": e.oid, "size": 0, "path": e.path}
 
 
-def _checked_path(path: str) -> str:
-    try:
-        return check_repo_path(path)
-    except HubError:
-        raise not_found(f"invalid path {path!r}", "EntryNotFound") from None
+async def commits(request: Request, api: Api, rest: list[str]) -> Response:
+    """``list_repo_commits``: newest first, paged like tree listings (``cursor``)."""
+    repo_id = request.state.repo_id
+    if not rest:
+        raise not_found("no revision in the commits URL", "RevisionNotFound")
+    revision, sub = split_revision(rest)
+    if sub:
+        raise not_found("commits of a path are not listed here", "NotFound")
+    start = fields.integer(request.query_params.get("cursor"), "cursor", default=0,
+                           maximum=10**9)
+    await api.readable(request, repo_id)
+    sha = await api.resolve(repo_id, revision)
+    size = min(api.config.page_size, MAX_COMMITS_PAGE)
+    page = await run_in_threadpool(api.store.commits, repo_id, sha, start, size + 1)
+    headers = _next_link(request, start + size) if len(page) > size else {}
+    return JSONResponse([{"id": c.oid, "authors": [{"user": c.author}], "date": c.date,
+                          "title": c.title, "message": c.message} for c in page[:size]],
+                        headers=headers)
 
 
 async def resolve_file(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
     if len(rest) < 2:
         raise not_found("no file in the resolve URL", "EntryNotFound")
+    revision, sub = split_revision(rest)
+    path = fields.repo_path("/".join(sub))
+    fields.revision(revision, repo_id)
     await api.readable(request, repo_id)
-    path = _checked_path("/".join(rest[1:]))
-    sha, entry, blob = await run_in_threadpool(_locate, api, repo_id, rest[0], path)
+    sha, entry, blob = await run_in_threadpool(_locate, api, repo_id, revision, path)
     headers = {"ETag": f'"{entry.oid}"', "X-Repo-Commit": sha, "Cache-Control": "no-cache"}
     return FileResponse(blob, headers=headers, media_type="application/octet-stream",
                         content_disposition_type="inline")
@@ -223,17 +262,17 @@ def _locate(api: Api, repo_id: str, revision: str, path: str) -> tuple[str, Entr
     try:
         sha = api.store.resolve(repo_id, revision)
     except HubError:  # RevisionNotFoundError included
-        raise not_found(f"Revision {revision} not found in {repo_id}",
+        raise not_found(f"Revision {fields.shown(revision)} not found in {repo_id}",
                         "RevisionNotFound") from None
     entry = api.store.entry(repo_id, sha, path)
     if entry is None or entry.kind != "blob":
-        raise not_found(f"{path} does not exist at {sha}", "EntryNotFound")
+        raise not_found(f"{fields.shown(path)} does not exist at {sha}", "EntryNotFound")
     return sha, entry, api.store.blob_file(repo_id, sha, entry)
 
 
 async def validate_yaml(request: Request, api: Api, rest: list[str]) -> Response:
     """README.md metadata check before a commit: model cards are not validated here."""
-    await _json_body(request)
+    await api.json(request)
     return JSONResponse({"errors": [], "warnings": []})
 
 
@@ -248,19 +287,20 @@ async def org_overview(request: Request, api: Api, rest: list[str]) -> Response:
 
 async def create_repo(request: Request, api: Api, rest: list[str]) -> Response:
     api.can_write(request)
-    body = await _json_body(request)
-    if body.get("type", "kernel") != "kernel":
+    body = await api.json(request)
+    if fields.string(body, "type", required=False) not in (None, "kernel"):
         raise ServeApiError(400, "this hub serves kernel repositories only (repo_type='kernel')")
-    repo_id = f"{body.get('organization')}/{body.get('name')}"
+    repo_id = f"{fields.string(body, 'organization')}/{fields.string(body, 'name')}"
     try:
         check_repo_id(repo_id)
     except HubError as exc:
         raise ServeApiError(400, exc.message) from None
-    private = body.get("visibility") == "private" or body.get("private") is True
+    visibility = fields.string(body, "visibility", required=False)
+    private = visibility == "private" or body.get("private") is True
     created = await run_in_threadpool(api.store.create, repo_id, private=private)
     if not created:
         raise ServeApiError(409, f"You already created this kernel repo: {repo_id}",
-                       url=f"{_base(request)}/kernels/{repo_id}")
+                            url=f"{_base(request)}/kernels/{repo_id}")
     log.info("created repository %s%s", repo_id, " (private)" if private else "")
     return JSONResponse({"url": f"{_base(request)}/kernels/{repo_id}", "name": repo_id})
 
@@ -268,12 +308,13 @@ async def create_repo(request: Request, api: Api, rest: list[str]) -> Response:
 async def create_branch(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
     api.can_write(request)
+    branch = fields.new_ref_name("/".join(rest), "branch")
     await api.readable(request, repo_id)
-    body = await _json_body(request)
-    start = body.get("startingPoint")
+    body = await api.json(request)
+    start = fields.string(body, "startingPoint", required=False)
     if start is not None:
-        await api.resolve(repo_id, str(start))
-    await _ref_call(api.store.create_branch, repo_id, "/".join(rest), start)
+        await api.resolve(repo_id, start)
+    await _ref_call(api.store.create_branch, repo_id, branch, start)
     return JSONResponse({})
 
 
@@ -281,10 +322,12 @@ async def create_tag(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
     api.can_write(request)
     await api.readable(request, repo_id)
-    body = await _json_body(request)
+    body = await api.json(request)
+    tag = fields.new_ref_name(body.get("tag"), "tag")
+    fields.text(body.get("message"), "tag message")  # accepted; tags here are lightweight
     revision = "/".join(rest)
     await api.resolve(repo_id, revision)
-    await _ref_call(api.store.create_tag, repo_id, str(body.get("tag")), revision)
+    await _ref_call(api.store.create_tag, repo_id, tag, revision)
     return JSONResponse({})
 
 
@@ -301,32 +344,32 @@ async def preupload(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
     api.can_write(request)
     await api.readable(request, repo_id)
-    body = await _json_body(request)
+    body = await api.json(request)
     files = body.get("files")
-    if not isinstance(files, list):
-        raise ServeApiError(400, "preupload needs a 'files' list")
+    if not isinstance(files, list) or not all(isinstance(f, dict) for f in files):
+        raise ServeApiError(400, "preupload needs a 'files' list of objects")
+    paths = [fields.repo_path(str(fields.string(f, "path", max_len=fields.MAX_PATH)),
+                              status=400) for f in files]
     sha = await api.resolve(repo_id, "/".join(rest), fresh=True)
     entries = {e.path: e.oid for e in await run_in_threadpool(api.store.tree, repo_id, sha)}
     return JSONResponse({"files": [
-        {"path": f.get("path"), "uploadMode": "regular", "shouldIgnore": False,
-         "oid": entries.get(str(f.get("path")))} for f in files if isinstance(f, dict)]})
+        {"path": p, "uploadMode": "regular", "shouldIgnore": False, "oid": entries.get(p)}
+        for p in paths]})
 
 
 async def commit(request: Request, api: Api, rest: list[str]) -> Response:
     repo_id = request.state.repo_id
     api.can_write(request)
-    await api.readable(request, repo_id)
     revision = "/".join(rest)
-    create_pr = request.query_params.get("create_pr") in ("1", "true", "True")
+    create_pr = fields.flag(request.query_params.get("create_pr"), "create_pr")
+    await api.readable(request, repo_id)
     base = await api.resolve(repo_id, revision, fresh=True)
-    ref = parse_pr_ref(revision) or (f"refs/heads/{revision}" if is_ref_name(revision) else None)
-    if ref is None:
-        raise ServeApiError(400, f"cannot commit to {revision}: not a branch or pull-request ref")
+    ref = fields.commit_ref(revision)
     api.scratch.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="commit-", dir=api.scratch))
     try:
         body = tmp / "body.ndjson"
-        await _spool(request, body, api.config.max_commit_bytes)
+        await spool(request, body, api.config.max_commit_bytes, api.config.limits)
         oid, pr = await run_in_threadpool(_apply_commit, api, repo_id, ref, base, body, tmp,
                                           create_pr)
     finally:
@@ -338,15 +381,11 @@ async def commit(request: Request, api: Api, rest: list[str]) -> Response:
                          "pullRequestUrl": pr_url})
 
 
-async def _spool(request: Request, out: Path, limit: int) -> None:
-    """Stream the request body to ``out`` (never all in memory)."""
-    size = 0
-    with open(out, "wb") as fh:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ServeApiError(413, f"the commit body is larger than {limit} bytes")
-            fh.write(chunk)
+def _commit_message(header: dict[str, Any]) -> str:
+    summary = fields.text(header.get("summary"), "summary")
+    description = fields.text(header.get("description"), "description")
+    message = f"{summary}\n\n{description}" if description else summary
+    return message if message.strip() else "Upload"
 
 
 def _apply_commit(api: Api, repo_id: str, ref: str, base: str, body: Path, tmp: Path,
@@ -358,26 +397,23 @@ def _apply_commit(api: Api, repo_id: str, ref: str, base: str, body: Path, tmp: 
             raise ServeApiError(400, str(exc)) from None
     if req.lfs:
         raise ServeApiError(400, f"{req.lfs[0]}: LFS uploads are not supported by this hub; "
-                       "it answers preupload with uploadMode=regular")
+                            "it answers preupload with uploadMode=regular")
     for p in [*req.files, *req.deleted_files, *req.deleted_dirs]:
-        try:
-            check_repo_path(p)
-        except HubError as exc:
-            raise ServeApiError(400, exc.message) from None
-    parent = req.header.get("parentCommit")
+        fields.repo_path(p, status=400)
+    message = _commit_message(req.header)
+    parent = fields.string(req.header, "parentCommit", required=False)
     if parent and parent != base:
-        raise ServeApiError(412, f"parent commit {parent} is not the head of {ref} ({base}); "
-                       "someone else committed first")
+        raise ServeApiError(412, f"parent commit {fields.shown(parent)} is not the head of "
+                            f"{ref} ({base}); someone else committed first")
     pr = None
     if create_pr:
         pr = _open_pr(api.store, repo_id, base)
         ref = pr
-    message = str(req.header.get("summary") or "")
-    if req.header.get("description"):
-        message += f"\n\n{req.header['description']}"
     try:
         oid = api.store.commit(repo_id, ref, base, req.files, req.deleted_files,
-                               req.deleted_dirs, message or "Upload")
+                               req.deleted_dirs, message)
+    except TreeClashError as exc:
+        raise ServeApiError(409, exc.message, path=exc.path, hint=exc.hint) from None
     except RefConflict as exc:
         raise ServeApiError(412, exc.message) from None
     except HubError as exc:
@@ -394,19 +430,6 @@ def _open_pr(store: Store, repo_id: str, base: str) -> str:
     raise ServeApiError(409, "could not allocate a pull-request number")
 
 
-async def _json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw:
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        raise ServeApiError(400, "the request body is not JSON") from None
-    if not isinstance(data, dict):
-        raise ServeApiError(400, "the request body must be a JSON object")
-    return data
-
-
 def _base(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
@@ -416,6 +439,7 @@ def _base(request: Request) -> str:
 _REPO_ROUTES: dict[tuple[str, str, str], Handler] = {
     ("api", "GET", ""): repo_info, ("api", "GET", "revision"): repo_info,
     ("api", "GET", "refs"): refs, ("api", "GET", "tree"): tree,
+    ("api", "GET", "commits"): commits,
     ("api", "POST", "preupload"): preupload, ("api", "POST", "commit"): commit,
     ("api", "POST", "branch"): create_branch, ("api", "POST", "tag"): create_tag,
     ("file", "GET", "resolve"): resolve_file, ("file", "HEAD", "resolve"): resolve_file,
@@ -441,7 +465,8 @@ def _route(method: str, parts: list[str]) -> tuple[Handler, str, list[str]]:
     if method == "GET" and len(parts) == 4 and parts[:2] == ["api", "organizations"] \
             and parts[3] == "overview":
         return org_overview, parts[2], []
-    raise not_found(f"no endpoint for {method} /{'/'.join(parts)}", "NotFound")
+    raise not_found(f"no endpoint for {method} {fields.shown('/' + '/'.join(parts))}",
+                    "NotFound")
 
 
 def create_app(config: ServeConfig) -> Starlette:
@@ -460,10 +485,16 @@ def create_app(config: ServeConfig) -> Starlette:
             return error_response(exc)
         except ClientDisconnect:
             log.warning("%s %s: the client went away; nothing was written",
-                        request.method, request.url.path)
+                        request.method, fields.shown(request.url.path))
             return Response(status_code=400)
 
+    async def unrouted(request: Request, exc: Exception) -> Response:
+        """What the route pattern cannot match (a path with a newline): dispatched all the
+        same, so it gets the API's error shape."""
+        return await dispatch(request)
+
     methods = ["GET", "HEAD", "POST"]
-    app = Starlette(routes=[Route("/{path:path}", dispatch, methods=methods)])
+    app = Starlette(routes=[Route("/{path:path}", dispatch, methods=methods)],
+                    exception_handlers={404: unrouted})
     app.state.api = api
     return app

@@ -9,7 +9,7 @@ that is presented but unknown is refused (401), even where no token is needed.
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
@@ -24,6 +24,20 @@ class Access(Enum):
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What one client may hold: the defences against slow and many clients (docs/serve.md,
+    "Limits"; ``serve/guard.py``, ``serve/body.py``)."""
+
+    header_timeout: float = 10.0  # seconds from connecting (or the last response) to a
+    #                               request's complete headers
+    body_timeout: float = 30.0  # seconds without a byte of a request body
+    min_body_rate: float = 1024.0  # bytes/s on average once ``body_timeout`` has passed
+    max_connections: int | None = None  # open connections (4096), within the fd limit
+    log_lines_per_second: float = 20.0  # per kind of log message (access lines: 10x that)
+    backlog: int = 128  # connections the kernel queues before they are accepted
+
+
+@dataclass(frozen=True)
 class ServeConfig:
     hub_dir: Path
     write_tokens: tuple[str, ...] = ()
@@ -34,6 +48,7 @@ class ServeConfig:
     ref_ttl: float = 1.0  # seconds a resolved branch/tag may be answered from memory
     max_commit_bytes: int = 16 << 30
     blob_dir: Path | None = None
+    limits: Limits = field(default_factory=Limits)
 
     def access(self, authorization: str | None) -> Access:
         """Classify the request's ``Authorization`` header (constant-time comparisons)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kernelkit.errors import CommitBodyError
+from kernelkit.serve.fields import MAX_JSON_DEPTH, json_depth
 
 SMALL = 1 << 16
 _CHUNK = 1 << 20
@@ -55,6 +56,9 @@ def read_commit(body: IO[bytes], scratch: Path) -> CommitRequest:
 
 
 def _loads(line: bytes) -> dict[str, Any]:
+    if json_depth(line) > MAX_JSON_DEPTH:
+        raise CommitBodyError(f"a line of the commit body nests JSON deeper than "
+                              f"{MAX_JSON_DEPTH} levels")
     try:
         item = json.loads(line)
     except ValueError as exc:

@@ -14,7 +14,6 @@ renamed, and the in-memory caches hold immutable values keyed by commit or blob 
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -24,7 +23,7 @@ from pathlib import Path
 
 from kernelkit.errors import RefConflict, RevisionNotFoundError
 from kernelkit.hub.gitrepo import GitRepo, split_refs
-from kernelkit.hub.local import FILE_MODE, LocalGitHub
+from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.names import (
     check_ref_name,
     check_repo_path,
@@ -32,9 +31,10 @@ from kernelkit.hub.names import (
     is_hex_prefix,
     is_ref_name,
 )
+from kernelkit.serve.fields import FULL_REF, PR_REF
 from kernelkit.util.fs import atomic_write_text
 
-PR_REF = re.compile(r"^refs/pr/([1-9][0-9]{0,8})$")
+_HUB_DATE = "%Y-%m-%dT%H:%M:%S.000Z"  # the Hub's date format (huggingface_hub parses it)
 SETTINGS_FILE = "kernelkit-serve.json"  # inside the bare repository: visibility
 _TREE_CACHE = 256
 
@@ -47,6 +47,17 @@ class Entry:
     kind: str  # "blob" or "tree"
     oid: str
     size: int
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as ``list_repo_commits`` reads it (``date``: UTC, the Hub's format)."""
+
+    oid: str
+    author: str
+    date: str
+    title: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -109,7 +120,8 @@ class Store:
         return RefsInfo(branches, tags, pulls)
 
     def resolve(self, repo_id: str, revision: str, *, fresh: bool = False) -> str:
-        """Branch, tag, ``refs/pr/<n>`` or (short) commit id -> full commit id.
+        """Branch, tag, ``refs/heads/<b>``, ``refs/tags/<t>``, ``refs/pr/<n>`` or (short)
+        commit id -> full commit id.
 
         A name resolved less than ``ref_ttl`` seconds ago is answered from memory (reads only:
         writes pass ``fresh=True``, and every write through this server forgets the repository's
@@ -147,9 +159,9 @@ class Store:
                 del self._resolved[key]
 
     def _resolve(self, repo_id: str, revision: str) -> str:
-        if PR_REF.match(revision):
+        if PR_REF.match(revision) or FULL_REF.match(revision):  # exactly that ref
             found = self.repo(repo_id).lookup([f"{revision}^{{commit}}"])[0]
-            if found is not None:
+            if found is not None and found[1] == "commit":
                 return found[0]
             raise RevisionNotFoundError(repo_id, revision, [])
         if not (is_ref_name(revision) or is_hex_prefix(revision)):
@@ -185,6 +197,19 @@ class Store:
             while len(self._trees) > _TREE_CACHE:
                 self._trees.popitem(last=False)
         return entries
+
+    def commits(self, repo_id: str, commit: str, skip: int, count: int) -> list[CommitInfo]:
+        """``count`` commits of the history of ``commit``, newest first, after ``skip``."""
+        raw = self.repo(repo_id).git(
+            "log", "-z", f"--skip={skip}", f"-n{count}", f"--date=format-local:{_HUB_DATE}",
+            "--format=%H%n%an%n%cd%n%B", commit, "--", env={"TZ": "UTC"}).stdout
+        out = []
+        for rec in raw.decode("utf-8", "replace").split("\0"):
+            if rec:
+                oid, author, date, body = [*rec.split("\n", 3), "", "", ""][:4]
+                title, _, message = body.strip().partition("\n")
+                out.append(CommitInfo(oid, author, date, title, message.strip()))
+        return out
 
     def entry(self, repo_id: str, commit: str, path: str) -> Entry | None:
         check_repo_path(path)
@@ -224,24 +249,18 @@ class Store:
     def commit(self, repo_id: str, ref: str, parent: str, files: Mapping[str, Path],
                deleted_files: set[str], deleted_dirs: set[str], message: str) -> str:
         """Write a commit on top of ``parent`` and move ``ref`` from ``parent`` to it
-        (compare-and-swap). ``RefConflict`` if ``ref`` moved meanwhile."""
+        (compare-and-swap). The tree is built by the hub's one tree builder
+        (``GitRepo.next_tree``): a path that would be both a file and a directory is
+        ``TreeClashError``, never a silently dropped file. ``RefConflict`` if ``ref`` moved."""
         repo = self.repo(repo_id)
-        entries = {e.path: (FILE_MODE if e.kind == "blob" else "", e.oid)
-                   for e in self.tree(repo_id, parent) if e.kind == "blob"}
-        for path in list(entries):
-            if path in deleted_files or any(path.startswith(d + "/") for d in deleted_dirs):
-                del entries[path]
-        names = sorted(files)
-        for name, oid in zip(names, repo.hash_files([files[n] for n in names]), strict=True):
-            entries[name] = (FILE_MODE, oid)
-        tree = repo.write_tree((m, o, p) for p, (m, o) in sorted(entries.items()))
+
+        def drop(path: str) -> bool:
+            return path in deleted_files or any(path.startswith(d + "/") for d in deleted_dirs)
+
+        tree = repo.next_tree(parent, files, drop)
         new = repo.commit_tree(tree, parent, message)
         why = repo.update_ref(ref, new, parent, message.splitlines()[0] if message else "")
         self.forget(repo_id)
         if why is not None:
             raise RefConflict(f"{ref} of {repo_id} moved while this commit was written")
         return new
-
-
-def parse_pr_ref(revision: str) -> str | None:
-    return revision if PR_REF.match(revision) else None

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from kernelkit.errors import CommandError
+from kernelkit.util.urls import redact_url
 
 log = logging.getLogger("kernelkit.run")
 
@@ -26,8 +27,14 @@ TAIL_LINES = 40
 
 
 def _shown(argv: list[str]) -> str:
-    """The command for the debug log: an inline script (``-c``) shown as ``<script>``."""
-    return " ".join("<script>" if "\n" in a else a for a in argv)
+    """The command for the debug log: an inline script (``-c``) shown as ``<script>``, URL
+    credentials redacted."""
+    return " ".join("<script>" if "\n" in a else redact_url(a) for a in argv)
+
+
+def _redacted(argv: list[str]) -> list[str]:
+    """``argv`` as errors and build logs show it: credentials in URLs redacted."""
+    return [redact_url(a) for a in argv]
 
 
 def _tail(text: str, lines: int = TAIL_LINES) -> str:
@@ -73,9 +80,10 @@ def run(
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("a", encoding="utf-8") as fh:
-            fh.write(f"$ {' '.join(argv)}\n{proc.stdout}\n[exit {proc.returncode}]\n")
+            fh.write(f"$ {' '.join(_redacted(argv))}\n{proc.stdout}\n[exit {proc.returncode}]\n")
     if check and proc.returncode != 0:
-        raise CommandError(argv, proc.returncode, _tail(proc.stdout), what=what, log_path=log_path)
+        raise CommandError(_redacted(argv), proc.returncode, _tail(proc.stdout), what=what,
+                           log_path=log_path)
     return proc
 
 
@@ -96,7 +104,8 @@ def _stream(argv: list[str], cwd: str | os.PathLike[str] | None, env: Mapping[st
 
 
 def _not_found(argv: list[str], exc: OSError, what: str) -> CommandError:
-    return CommandError(argv, 127, f"cannot start {argv[0]}: {exc.strerror or exc}", what=what)
+    return CommandError(_redacted(argv), 127, f"cannot start {argv[0]}: {exc.strerror or exc}",
+                        what=what)
 
 
 def run_bytes(
@@ -123,7 +132,7 @@ def run_bytes(
     log.debug("done in %.2f s: %s", time.monotonic() - started, argv[0])
     if check and proc.returncode != 0:
         tail = _tail(proc.stderr.decode(errors="replace"))
-        raise CommandError(argv, proc.returncode, tail, what=what)
+        raise CommandError(_redacted(argv), proc.returncode, tail, what=what)
     return proc
 
 
@@ -149,4 +158,4 @@ def open_process(
     with proc:
         yield proc
     if proc.returncode not in (0, None):
-        raise CommandError(argv, proc.returncode, "", what=what)
+        raise CommandError(_redacted(argv), proc.returncode, "", what=what)
