@@ -12,6 +12,7 @@ with a digest of every file), never by its claimed id.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import logging
 import sys
@@ -78,8 +79,7 @@ def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> Modu
     else:
         _warn_if_dirty(metadata, variant_dir)
         validate_python_depends(metadata)
-        module = _exec(module_name(variant_dir, metadata.python_name),
-                       _entry_file(variant_dir, metadata))
+        module = _exec(module_name(variant_dir, metadata.python_name), variant_dir, metadata)
     loaded = LoadedKernel(metadata, module, repo_info)
     _loaded[key] = loaded
     if content is not None:
@@ -111,12 +111,25 @@ def _entry_file(variant_dir: Path, metadata: Metadata) -> Path:
     )
 
 
-def _exec(name: str, init: Path) -> ModuleType:
-    if name in sys.modules:  # pragma: no cover - module_name is unique per variant path
-        raise KernelkitError(f"module name {name} is already taken; {init} was not imported")
+def _spec(name: str, variant_dir: Path, metadata: Metadata) -> importlib.machinery.ModuleSpec:
+    """The package's spec: ``__init__.py`` on disk, or inside ``<id>.zip`` (build-layout zip)."""
+    if metadata.build_layout == "zip":
+        from kernelkit.loader.zip_layout import zip_spec
+
+        return zip_spec(name, variant_dir, metadata.id)
+    init = _entry_file(variant_dir, metadata)
     spec = importlib.util.spec_from_file_location(name, init)
     if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py paths
         raise KernelModuleNotFoundError(f"cannot import {init} as a Python package")
+    return spec
+
+
+def _exec(name: str, variant_dir: Path, metadata: Metadata) -> ModuleType:
+    if name in sys.modules:  # pragma: no cover - module_name is unique per variant path
+        raise KernelkitError(f"module name {name} is already taken; {variant_dir} was not "
+                             "imported")
+    spec = _spec(name, variant_dir, metadata)
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

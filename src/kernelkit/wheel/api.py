@@ -60,8 +60,17 @@ def _write_all(build: Path, refs: Refs, ref: str | None, commit: str,
         if not is_variant_name(vdir.name):
             continue
         meta = Metadata.read(vdir / "metadata.json")
+        try:
+            tags = wheel_tags(vdir.name)
+        except ValueError as exc:
+            raise KernelkitError(str(exc), hint="convert the repository's torch variants "
+                                 "only, or load this one with get_kernel") from None
+        if meta.build_layout != "files":
+            raise KernelkitError(f"variant {vdir.name}: build-layout {meta.build_layout!r} "
+                                 "(the package inside a zip archive) cannot become a wheel",
+                                 hint="load it with get_kernel instead")
         spec = WheelSpec(name=meta.name, version=wheel_version(refs, ref, commit, meta),
-                         tags=wheel_tags(vdir.name), summary=f"{meta.name} kernel ({vdir.name})",
+                         tags=tags, summary=f"{meta.name} kernel ({vdir.name})",
                          license=meta.license)
         shutil.rmtree(vdir / "__pycache__", ignore_errors=True)
         out.append(BuiltWheel(vdir.name, write_wheel(vdir, spec, dest)))
