@@ -177,6 +177,16 @@ class MetadataError(KernelkitError):
                          hint="rebuild the variant with `kernelkit build`")
 
 
+class SymbolsError(MetadataError):
+    """A variant's ``symbols.json`` is missing or invalid."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        KernelkitError.__init__(
+            self, f"{path}: invalid symbols.json: {problem}",
+            hint="rebuild the variant with `kernelkit build` (every build writes symbols.json)")
+
+
 class TemplateError(KernelkitError):
     """A scaffold template is malformed or uses a placeholder nobody defines."""
 
