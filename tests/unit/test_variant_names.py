@@ -153,7 +153,7 @@ def test_format_in_either_grammar_and_convert() -> None:
     assert format_tvm_ffi_variant("0.1.15", "cuda", "12.8", "x86_64", "linux",
                                   grammar="0.19") == \
         "tvm-ffi-0.1-cuda-12.8-cpython-3.9-abi3-x86_64-linux"
-    with pytest.raises(ValueError, match="legacy grammar has no cpython-3.15-abi3t"):
+    with pytest.raises(ValueError, match=r"legacy grammar has no cpython-3\.15-abi3t"):
         format_torch_variant("2.15", "cpu", None, "x86_64", "linux", python=(3, 15), abi="abi3t")
     for legacy in ("torch213-cxx11-cpu-x86_64-linux", "torch27-cu124-x86_64-windows",
                    "torch-stable-abi211-cu126-x86_64-linux", "tvm-ffi01-cpu-x86_64-linux",
