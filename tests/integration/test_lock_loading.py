@@ -292,6 +292,11 @@ def test_kernelkit_lock_adds_hashes_to_an_upstream_lock(project: tuple[Path, Loc
                                                         tmp_path: Path) -> None:
     proj, hub, repo = project
     locked = _as_upstream_wrote_it(proj)
+    out = subprocess.run([sys.executable, "-m", "kernelkit", "download", str(proj), "--hub",
+                          str(hub.root), "--dest", str(tmp_path / "d")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "has no variant hashes" in out.stderr and "`kernelkit lock` adds" in out.stderr
     before = (proj / "kernels.lock").read_bytes()
     result = lock_project(proj, hub)
     assert (proj / "kernels.lock").read_bytes() == before  # same commit, same bytes
