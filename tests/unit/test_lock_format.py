@@ -6,6 +6,7 @@ as upstream reads it), kernelkit's hash sidecar, kernelkit's previous format, an
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -177,3 +178,11 @@ def test_listing_and_disk_give_the_same_hash(tmp_path: Path) -> None:
     # one changed byte changes the hash
     (vdir / "__init__.py").write_text("x = 2\n")
     assert hash_variant_dir(vdir) != listed["torch-cpu"]
+
+
+def test_an_entry_without_a_dependency_is_written_as_its_commit() -> None:
+    """kernelkit's previous format recorded no dependency; written in upstream's format, the
+    entry depends on the commit it pins (a revision upstream reads)."""
+    [lock] = parse_locks('[{"repo_id": "a/b", "sha": "' + "4" * 40 + '", "variants": {}}]')
+    assert json.loads(dumps_locks([lock])) == [
+        {"dependency": {"repo-id": "a/b", "revision": "4" * 40}, "lock": {"commit": "4" * 40}}]

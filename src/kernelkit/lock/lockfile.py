@@ -73,10 +73,10 @@ class KernelLock:
     def to_json(self) -> dict[str, Any]:
         """The ``kernels.lock`` entry (no hashes: they go to the sidecar)."""
         dep: dict[str, Any] = {"repo-id": self.repo_id}
-        if self.revision is not None:
-            dep["revision"] = self.revision
-        else:
-            dep["version"] = self.version if self.version is not None else 0
+        if self.version is not None:
+            dep["version"] = self.version
+        else:  # no dependency recorded (kernelkit's previous format): the commit itself
+            dep["revision"] = self.revision if self.revision is not None else self.sha
         return {"dependency": dep, "lock": {"commit": self.sha}}
 
     def hashes_json(self) -> dict[str, Any]:
@@ -102,8 +102,10 @@ def hashes_path(lock_path: Path) -> Path:
 
 
 def _sort_key(lock: KernelLock) -> tuple[str, int, str]:
-    return (lock.repo_id, 0 if lock.revision is None else 1,
-            lock.revision if lock.revision is not None else f"{lock.version or 0:020d}")
+    """Upstream's order: by repo id, then a version dependency before a revision one."""
+    if lock.version is not None:
+        return (lock.repo_id, 0, f"{lock.version:020d}")
+    return (lock.repo_id, 1, lock.revision if lock.revision is not None else lock.sha)
 
 
 def dumps_locks(locks: Iterable[KernelLock]) -> str:
