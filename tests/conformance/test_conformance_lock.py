@@ -53,13 +53,21 @@ LOCKS = [
 def test_their_reader_reads_our_lock_and_refuses_our_old_one(upstream: UpstreamEnv) -> None:
     """Row "kernels.lock written by kernelkit": both releases parse it to the same entries
     (kernelkit's hashes are in the sidecar, which upstream never opens); kernelkit's previous
-    format is refused by both, which is why it changed."""
+    format is refused by both, which is why it changed, and so is any extra field, which is why
+    the hashes live in a file of their own."""
     proc = upstream.run_stdin(READ, dumps_locks(LOCKS))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == sorted(
         ([lock.repo_id, lock.version, lock.revision, lock.sha] for lock in LOCKS), key=str)
     old = upstream.run_stdin(READ, LEGACY.read_text())
     assert old.returncode != 0 and "unknown field `repo_id`" in old.stderr
+    # nor is there room for the hashes inside kernels.lock: an extra field at any level fails
+    entry = json.loads(dumps_locks(LOCKS[:1]))[0]
+    for where in (entry, entry["dependency"], entry["lock"]):
+        where["variants"] = {}
+        extra = upstream.run_stdin(READ, json.dumps([entry]))
+        assert extra.returncode != 0 and "unknown field `variants`" in extra.stderr
+        del where["variants"]
 
 
 def test_our_reader_reads_their_lock(upstream: UpstreamEnv) -> None:
