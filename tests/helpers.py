@@ -87,3 +87,35 @@ def plant_bytecode(source: Path, code: str) -> Path:
     pyc.parent.mkdir(exist_ok=True)
     pyc.write_bytes(header + marshal.dumps(compile(code, str(source), "exec")))
     return pyc
+def to_zip_layout(variant_dir: Path) -> Path:
+    """Rewrite a sealed variant in place into kernels 0.19's ``zip`` build layout: the Python
+    package moves into ``<metadata id>.zip`` (``__init__.py`` at its root), compiled
+    extensions and data outside Python stay beside it, ``metadata.json`` says
+    ``"build-layout": "zip"``, and the variant is sealed again (digest, symbols.json)."""
+    import dataclasses
+    import zipfile
+
+    meta = Metadata.read(variant_dir / "metadata.json")
+    archive = variant_dir / f"{meta.id}.zip"
+    package = sorted(p for p in variant_dir.rglob("*.py") if "__pycache__" not in p.parts)
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in package:
+            info = zipfile.ZipInfo(path.relative_to(variant_dir).as_posix(), (1980, 1, 1, 0, 0, 0))
+            zf.writestr(info, path.read_bytes(), zipfile.ZIP_DEFLATED)
+    for path in package:
+        path.unlink()
+    (variant_dir / "symbols.json").unlink(missing_ok=True)
+    seal_variant(variant_dir, dataclasses.replace(meta, build_layout="zip", digest=None))
+    return variant_dir
+
+
+def upstream_examples_dir() -> Path | None:
+    """Upstream's example projects (``shared/upstream-examples`` next to the checkout or above
+    it, or ``$KERNELKIT_UPSTREAM_EXAMPLES``); ``None`` when absent."""
+    import os
+
+    env = os.environ.get("KERNELKIT_UPSTREAM_EXAMPLES")
+    root = Path(__file__).resolve().parents[1]
+    candidates = [Path(env)] if env else [p / "shared" / "upstream-examples"
+                                          for p in (root, *root.parents)]
+    return next((c for c in candidates if c.is_dir()), None)

@@ -205,6 +205,14 @@ class UnsafeValueError(KernelkitError, ValueError):
         self.reason = reason
         super().__init__(f"cannot write {value[:100]!r} into a generated {target} file: {reason}",
                          hint="run `kernelkit check-config` and fix the value it reports")
+class SymbolsError(MetadataError):
+    """A variant's ``symbols.json`` is missing or invalid."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        self.path = str(path)
+        KernelkitError.__init__(
+            self, f"{path}: invalid symbols.json: {problem}",
+            hint="rebuild the variant with `kernelkit build` (every build writes symbols.json)")
 
 
 class TemplateError(KernelkitError):

@@ -214,7 +214,7 @@ def test_cpu_build_layout_and_metadata(cpu_build: tuple[Path, Path, str]) -> Non
     assert meta.provenance.kernel.commit == git(project, "rev-parse", "HEAD")
     files = sorted(p.relative_to(variant).as_posix() for p in variant.rglob("*") if p.is_file())
     assert files == sorted(["__init__.py", "_ops.py", "layers/__init__.py", "metadata.json",
-                            f"{meta.id}.abi3.so"])  # notes.json: not in pyext
+                            "symbols.json", f"{meta.id}.abi3.so"])  # notes.json: not in pyext
     assert meta.digest is not None and meta.digest.verify(variant) == []
     assert f"from . import {meta.id}" in (variant / "_ops.py").read_text()
     assert json.loads((variant / "metadata.json").read_text())["backend"] == {"type": "cpu"}

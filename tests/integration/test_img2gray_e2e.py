@@ -28,7 +28,11 @@ def test_variant_name_and_layout(img2gray_cpu_build: Path) -> None:
     assert img2gray_cpu_build.name == f"torch{major}{minor}-cxx11-cpu-x86_64-linux"
     meta = json.loads((img2gray_cpu_build / "metadata.json").read_text())
     names = sorted(p.name for p in img2gray_cpu_build.iterdir())
-    assert names == sorted(["__init__.py", "_ops.py", f"{meta['id']}.abi3.so", "metadata.json"])
+    assert names == sorted(["__init__.py", "_ops.py", f"{meta['id']}.abi3.so", "metadata.json",
+                            "symbols.json"])
+    symbols = json.loads((img2gray_cpu_build / "symbols.json").read_text())
+    assert symbols == {"schema_version": 1, "functions": [{"name": "img2gray"}], "layers": []}
+    assert "symbols.json" in meta["digest"]["files"]
     assert meta["id"].startswith("_img2gray_cpu_")
     assert meta["provenance"]["kernel"]["dirty"] is False
 

@@ -132,7 +132,7 @@ def test_get_locked_kernel_fetches_the_locked_commit(project: tuple[Path, LocalG
     import torch
 
     proj, hub, repo = project
-    locked = json.loads((proj / "kernels.lock").read_text())[0]["sha"]
+    locked = json.loads((proj / "kernels.lock").read_text())[0]["lock"]["commit"]
     publish(hub, tmp_path, repo, "zzz9999", 7.0, tag="v1.1.0")  # v1 moves on; the lock does not
     cache = tmp_path / "cache"
     mod = get_locked_kernel(repo, lockfile=proj / "kernels.lock", hub=hub, cache_dir=cache)
@@ -176,11 +176,12 @@ def test_flipped_byte_in_lock_fails(project: tuple[Path, LocalGitHub, str],
     proj, hub, repo = project
     dest = tmp_path / "dl"
     [d] = download_locked(proj, hub, dest)
-    data = json.loads((proj / "kernels.lock").read_text())
-    good = data[0]["variants"][d.variant]["hash"]
+    hashes = proj / "kernels.lock.hashes"
+    data = json.loads(hashes.read_text())
+    good = data["kernels"][repo]["variants"][d.variant]["hash"]
     bad = good[:-1] + ("0" if good[-1] != "0" else "1")
-    data[0]["variants"][d.variant]["hash"] = bad
-    (proj / "kernels.lock").write_text(json.dumps(data, indent=2))
+    data["kernels"][repo]["variants"][d.variant]["hash"] = bad
+    hashes.write_text(json.dumps(data, indent=2))
     with pytest.raises(LockMismatchError) as info:
         load_kernel(repo, lockfile=proj, cache_dir=dest)
     msg = str(info.value)
@@ -211,3 +212,94 @@ def test_lockfile_found_next_to_the_calling_script(project: tuple[Path, LocalGit
         capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "4.0"
+
+
+def _as_upstream_wrote_it(proj: Path) -> str:
+    """Drop kernelkit's hashes: ``kernels.lock`` alone, as upstream's ``kernels lock`` leaves
+    it (commit only). Returns the locked commit."""
+    (proj / "kernels.lock.hashes").unlink()
+    [entry] = json.loads((proj / "kernels.lock").read_text())
+    return str(entry["lock"]["commit"])
+
+
+def test_an_upstream_lock_loads_pinned_by_commit_and_digest(
+        project: tuple[Path, LocalGitHub, str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    proj, hub, repo = project
+    locked = _as_upstream_wrote_it(proj)
+    publish(hub, tmp_path, repo, "zzz9999", 7.0, tag="v1.1.0")  # v1 moves on; the lock does not
+    mod = get_locked_kernel(repo, lockfile=proj, hub=hub, cache_dir=tmp_path / "c1")
+    assert mod.scale(torch.ones(1)).item() == 4.0
+    dest = tmp_path / "dl"
+    [d] = download_locked(proj, hub, dest)
+    assert d.sha == locked
+    monkeypatch.setenv("KERNELKIT_HUB", str(hub.root))
+    assert load_kernel(repo, lockfile=proj, cache_dir=dest).scale(torch.ones(1)).item() == 4.0
+    # without a lock hash the digest is what holds the files: a changed byte is refused
+    init = d.path / "__init__.py"
+    init.write_bytes(init.read_bytes().replace(b"x * 4.0", b"x * 4.5"))
+    for receipt in d.path.parent.glob(f".{d.variant}.receipt"):
+        receipt.unlink()
+    with pytest.raises(IntegrityError, match=r"__init__\.py"):
+        load_kernel(repo, lockfile=proj, cache_dir=dest)
+
+
+def test_without_hashes_load_kernel_trusts_only_the_configured_hubs_copy(
+        project: tuple[Path, LocalGitHub, str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit id alone is only what one hub says it is (the cache is keyed by hub): with no
+    lock hash to pin the content, another hub's folder is not searched."""
+    proj, hub, repo = project
+    _as_upstream_wrote_it(proj)
+    dest = tmp_path / "dl"
+    download_locked(proj, hub, dest)
+    monkeypatch.setenv("KERNELKIT_HUB", str(tmp_path / "another-hub"))
+    with pytest.raises(OfflineError, match="was not downloaded"):
+        load_kernel(repo, lockfile=proj, cache_dir=dest)
+
+
+def test_kernelkits_previous_lock_format_still_loads_and_says_how_to_rewrite_it(
+        project: tuple[Path, LocalGitHub, str], tmp_path: Path) -> None:
+    import torch
+
+    proj, hub, repo = project
+    new = json.loads((proj / "kernels.lock").read_text())
+    side = json.loads((proj / "kernels.lock.hashes").read_text())["kernels"][repo]
+    (proj / "kernels.lock.hashes").unlink()
+    (proj / "kernels.lock").write_text(json.dumps(
+        [{"repo_id": repo, "sha": side["commit"], "variants": side["variants"]}], indent=2))
+    with pytest.warns(FutureWarning, match=r"previous kernels.lock format.*`kernelkit lock"):
+        mod = get_locked_kernel(repo, lockfile=proj, hub=hub, cache_dir=tmp_path / "c")
+    assert mod.scale(torch.ones(1)).item() == 4.0
+    cli = [sys.executable, "-m", "kernelkit"]
+    out = subprocess.run([*cli, "download", str(proj), "--hub", str(hub.root), "--dest",
+                          str(tmp_path / "d")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "previous format, which upstream kernels cannot read" in out.stderr
+    assert "`kernelkit lock <project>`" in out.stderr
+    # the lock is verified with the hashes the old file carried
+    out = subprocess.run([*cli, "lock", str(proj), "--hub", str(hub.root)], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    assert "converted" in out.stderr
+    assert json.loads((proj / "kernels.lock").read_text()) == new
+    assert json.loads((proj / "kernels.lock.hashes").read_text())["kernels"][repo] == side
+
+
+def test_kernelkit_lock_adds_hashes_to_an_upstream_lock(project: tuple[Path, LocalGitHub, str],
+                                                        tmp_path: Path) -> None:
+    proj, hub, repo = project
+    locked = _as_upstream_wrote_it(proj)
+    out = subprocess.run([sys.executable, "-m", "kernelkit", "download", str(proj), "--hub",
+                          str(hub.root), "--dest", str(tmp_path / "d")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "has no variant hashes" in out.stderr and "`kernelkit lock` adds" in out.stderr
+    before = (proj / "kernels.lock").read_bytes()
+    result = lock_project(proj, hub)
+    assert (proj / "kernels.lock").read_bytes() == before  # same commit, same bytes
+    assert result.written and not result.converted
+    side = json.loads((proj / "kernels.lock.hashes").read_text())["kernels"][repo]
+    assert side["commit"] == locked and sorted(side["variants"]) == sorted(VARIANTS)

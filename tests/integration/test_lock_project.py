@@ -60,9 +60,16 @@ def test_lock_resolves_majors_and_specifiers(tmp_path: Path) -> None:
               tmp_path / "fetched")
     assert locks[REPO].variants["torch-cpu"].hash == hash_variant_dir(
         tmp_path / "fetched" / "build" / "torch-cpu")
+    # kernels.lock as upstream writes it: a = N dependency is a version, a specifier the
+    # release tag it chose; the hashes are in the sidecar
     data = json.loads((proj / "kernels.lock").read_text())
-    assert list(data[0]) == ["repo_id", "sha", "variants"]
-    assert data[0]["variants"]["torch-cpu"]["hash_type"] == "git_lfs_concat"
+    assert data == [
+        {"dependency": {"repo-id": "acme/demo", "revision": "v1.1.0"}, "lock": {"commit": v11}},
+        {"dependency": {"repo-id": "acme/other", "version": 1},
+         "lock": {"commit": locks["acme/other"].sha}}]
+    side = json.loads((proj / "kernels.lock.hashes").read_text())
+    assert side["kernels"][REPO]["commit"] == v11
+    assert side["kernels"][REPO]["variants"]["torch-cpu"]["hash_type"] == "git_lfs_concat"
 
 
 def test_relock_is_byte_identical_and_keeps_mtime(tmp_path: Path) -> None:

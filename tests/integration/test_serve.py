@@ -126,16 +126,15 @@ def test_b_upstream_kernels_loads_by_version_and_from_a_lock(server: HubServer,
                                         '[tool.kernels.dependencies]\n"acme/demo" = 1\n')
     kernelkit("lock", str(app), "--hub", "hf", env=env)
     [lock] = json.loads((app / "kernels.lock").read_text())
-    assert lock["repo_id"] == REPO and lock["sha"] == result["commit"]
-    # upstream's own `kernels lock` (0.17: a new format, commit only) through the same server
-    # pins the same commit; it cannot read kernelkit's (pre-0.17 format) lock file
+    assert lock == {"dependency": {"repo-id": REPO, "version": 1},
+                    "lock": {"commit": result["commit"]}}
+    # upstream's own `kernels lock` through the same server writes the same file
     up = tmp_path / "upstream-app"
     up.mkdir()
     (up / "pyproject.toml").write_text((app / "pyproject.toml").read_text())
     kernels_cli = str(Path(sys.executable).parent / "kernels")
     run([kernels_cli, "lock", str(up)], env)
-    [up_lock] = json.loads((up / "kernels.lock").read_text())
-    assert up_lock["lock"]["commit"] == result["commit"]
+    assert (up / "kernels.lock").read_text() == (app / "kernels.lock").read_text()
     publish(server, tmp_path, factor=7.0)  # v1 moves on; the locks still name the old commit
     # kernelkit downloads and loads from its lock; upstream from its own
     kernelkit("download", str(app), "--hub", "hf", env=env)

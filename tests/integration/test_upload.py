@@ -66,7 +66,7 @@ def test_upload_project_layout_card_and_main(project: Path, hub: LocalGitHub) ->
     assert paths(hub, result.commit) == {
         "README.md", "benchmarks/benchmark_scale.py",
         *(f"build/{v}/{f}" for v in (CPU, CUDA) for f in ("__init__.py", "_ops.py",
-                                                           "metadata.json")),
+                                                           "metadata.json", "symbols.json")),
     }
     readme = hub.read_file(REPO, result.commit, "README.md")
     assert readme is not None
@@ -241,7 +241,7 @@ def test_killed_upload_leaves_the_hub_readable(tmp_path: Path, hub: LocalGitHub)
     files = [e.path for e in reader.list_files(REPO, old.commit)]
     reader.fetch(REPO, old.commit, files, dest)
     assert (dest / "build" / CPU / "__init__.py").read_bytes() == old_init
-    assert len(files) == 603
+    assert len(files) == 604  # 600 data files, __init__.py, _ops.py, metadata and symbols.json
     subprocess.run(["git", f"--git-dir={hub.repo_path(REPO)}", "fsck", "--strict"], check=True,
                    capture_output=True)
     # A retry publishes the new tree on top of the old commit.

@@ -73,7 +73,7 @@ def test_relu_triton_builds_checks_and_tests(tmp_path: Path) -> None:
     for v in variants:
         vdir = project / "build" / v
         assert sorted(p.name for p in vdir.iterdir()) == [
-            "__init__.py", "_ops.py", "layers.py", "metadata.json", "op.py"]
+            "__init__.py", "_ops.py", "layers.py", "metadata.json", "op.py", "symbols.json"]
         meta = Metadata.read(vdir / "metadata.json")
         backend = v.removeprefix("torch-")
         assert (meta.name, meta.id, meta.backend) == ("relu-triton",

@@ -200,6 +200,36 @@ def test_kernels_lock(value: Any, key: str, whole: bool) -> None:
     only_kernelkit_errors("kernels.lock", lambda: parse_locks(json_text(data)))
 
 
+VALID_UPSTREAM_LOCK = {"dependency": {"repo-id": "org/k", "version": 1},
+                       "lock": {"commit": "a" * 40}}
+
+
+@FUZZ
+@given(JSON, st.sampled_from(["dependency", "lock", "repo-id", "version", "revision", "commit"]))
+def test_kernels_lock_upstream_format(value: Any, key: str) -> None:
+    entry: dict[str, Any] = json.loads(json.dumps(VALID_UPSTREAM_LOCK))
+    if key in entry:
+        entry[key] = value
+    else:
+        entry["lock" if key == "commit" else "dependency"][key] = value
+    only_kernelkit_errors("kernels.lock", lambda: parse_locks(json.dumps([entry])))
+
+
+@FUZZ
+@given(JSON, st.sampled_from(["kernelkit-lock-hashes", "kernels", "commit", "variants"]))
+def test_kernels_lock_hashes(value: Any, key: str) -> None:
+    from kernelkit.lock.lockfile import parse_hashes
+
+    data: dict[str, Any] = {"kernelkit-lock-hashes": 1, "kernels": {"org/k": {
+        "commit": "a" * 40, "variants": VALID_LOCK["variants"]}}}
+    if key in data:
+        data[key] = value
+    else:
+        data["kernels"]["org/k"][key] = value
+    only_kernelkit_errors("kernels.lock.hashes",
+                          lambda: parse_hashes(json.dumps(data), "kernels.lock.hashes"))
+
+
 @FUZZ
 @given(st.text(max_size=200))
 def test_kernels_lock_text(text: str) -> None:

@@ -95,7 +95,11 @@ BEST_CASES = [
         "torch214-cxx11-cu130-x86_64-linux",
     ),
     ("rocm exact", ROCM70, ALL_KINDS, "torch213-cxx11-rocm70-x86_64-linux"),
-    ("rocm needs exact version", ROCM70, ["torch213-cxx11-rocm64-x86_64-linux"], None),
+    # kernels 0.19: ROCm x.z loads on ROCm x.y for z <= y, as CUDA (not across majors)
+    ("rocm: another major is refused", ROCM70, ["torch213-cxx11-rocm64-x86_64-linux"], None),
+    ("rocm: an older minor loads", sys_("rocm", (7, 2)),
+     ["torch213-cxx11-rocm70-x86_64-linux", "torch213-cxx11-rocm73-x86_64-linux"],
+     "torch213-cxx11-rocm70-x86_64-linux"),
     ("cpu linux", CPU_LINUX, ALL_KINDS, "torch213-cxx11-cpu-x86_64-linux"),
     ("cpu darwin", CPU_MAC, ALL_KINDS, "torch213-cpu-aarch64-darwin"),
     ("metal on macOS 26", MAC26, ALL_KINDS, "torch213-metal-aarch64-darwin"),
@@ -197,7 +201,9 @@ BEST_CASES = [
         ["torch-cpu", "tvm-ffi01-cpu-x86_64-linux"],
         "tvm-ffi01-cpu-x86_64-linux",
     ),
-    ("cann maps to npu noarch", CANN, ["torch-npu", "torch-cuda"], "torch-npu"),
+    # kernels 0.19 renamed CANN's noarch variant; the old name no longer matches (as upstream)
+    ("cann noarch is torch-cann", CANN, ["torch-npu", "torch-cann", "torch-cuda"], "torch-cann"),
+    ("torch-npu no longer matches cann", CANN, ["torch-npu", "torch-cuda"], None),
     (
         "cann arch exact",
         CANN,
@@ -302,7 +308,7 @@ REASONS = [
     (
         ROCM70,
         "torch213-cxx11-rocm64-x86_64-linux",
-        "backend (rocm64) does not match selected backend (rocm70)",
+        "ROCm version (6.4) is not compatible with system ROCm version (7.0)",
     ),
     (
         MAC15,
@@ -319,11 +325,12 @@ REASONS = [
         "torch-rocm",
         "backend (rocm) does not match system backend (cuda) and is not universal",
     ),
-    (CANN, "torch-cuda", "backend (cuda) does not match system backend (npu) and is not universal"),
+    (CANN, "torch-cuda",
+     "backend (cuda) does not match system backend (cann) and is not universal"),
     (
         sys_(free_threaded=True),
         "torch213-cxx11-cpu-x86_64-linux",
-        "arch kernel not supported on free-threaded Python <3.15",
+        "abi3 is not supported on free-threaded Python, abi3t is required",
     ),
 ]
 

@@ -262,8 +262,8 @@ def test_repositories_are_values() -> None:
 
 
 def _write_lock(path: Path, repo_id: str, sha: str) -> Path:
-    path.write_text(json.dumps([{"repo_id": repo_id, "sha": sha, "variants": {
-        "torch-cpu": {"hash": "sha256-" + "0" * 64, "hash_type": "git_lfs_concat"}}}]))
+    path.write_text(json.dumps([{"dependency": {"repo-id": repo_id, "version": 1},
+                                 "lock": {"commit": sha}}]))
     return path
 
 

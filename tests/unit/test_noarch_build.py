@@ -51,14 +51,15 @@ def test_layout_metadata_and_ops(project: Path, tmp_path: Path) -> None:
     vdir = out / "torch-cuda"
     assert res.path == vdir and res.log_path.is_file()
     files = sorted(p.relative_to(vdir).as_posix() for p in vdir.rglob("*") if p.is_file())
-    assert files == ["__init__.py", "_ops.py", "configs/a.json", "metadata.json"]
+    assert files == ["__init__.py", "_ops.py", "configs/a.json", "metadata.json", "symbols.json"]
     meta = Metadata.read(vdir / "metadata.json")
     assert (meta.name, meta.id, meta.version, meta.license) == ("my-kern", "_my_kern_cuda_abc1234",
                                                                 3, "MIT")
     assert meta.backend == "cuda" and meta.archs == ("9.0", "8.0")  # verbatim, as upstream
     assert meta.python_depends == ("einops",)
     assert meta.digest is not None and not meta.digest.verify(vdir)
-    assert sorted(meta.digest.files) == ["__init__.py", "_ops.py", "configs/a.json"]
+    assert sorted(meta.digest.files) == ["__init__.py", "_ops.py", "configs/a.json",
+                                         "symbols.json"]  # symbols.json sealed too
     # _ops.py names the namespace after the importing torch's backend (CPU torch here).
     spec = importlib.util.spec_from_file_location("_kk_noarch_ops", vdir / "_ops.py")
     assert spec is not None and spec.loader is not None

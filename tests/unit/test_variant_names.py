@@ -76,3 +76,88 @@ def test_is_variant_name() -> None:
 
     assert is_variant_name("torch213-cxx11-cpu-x86_64-linux")
     assert not is_variant_name("build")
+
+
+# --- the 0.19 grammar (kernels >= 0.19), beside the legacy one --------------------------------
+
+NEW_NAMES = [
+    # name, framework, backend, framework version, backend version, python, abi, cxx tag
+    ("torch-2.13-cxx11-cpu-cpython-3.9-abi3-x86_64-linux",
+     "torch", "cpu", (2, 13), None, (3, 9), "abi3", "cxx11"),
+    ("torch-2.13-cpu-cpython-3.11-abi3-x86_64-linux",
+     "torch", "cpu", (2, 13), None, (3, 11), "abi3", None),
+    ("torch-2.14-cuda-13.0-cpython-3.9-abi3-x86_64-linux",
+     "torch", "cuda", (2, 14), (13, 0), (3, 9), "abi3", None),
+    ("torch-2.15-cpu-cpython-3.15-abi3t-x86_64-linux",
+     "torch", "cpu", (2, 15), None, (3, 15), "abi3t", None),
+    ("torch-stable-abi-2.11-cuda-12.6-cpython-3.9-abi3-x86_64-linux",
+     "torch-stable-abi", "cuda", (2, 11), (12, 6), (3, 9), "abi3", None),
+    ("tvm-ffi-0.1-cpu-cpython-3.9-abi3-x86_64-linux",
+     "tvm-ffi", "cpu", (0, 1), None, (3, 9), "abi3", None),
+    ("torch-2.12-rocm-7.14-cpython-3.9-abi3-x86_64-linux",
+     "torch", "rocm", (2, 12), (7, 14), (3, 9), "abi3", None),
+    ("sdk-cuda-12.8-cpython-3.12-abi3-x86_64-linux",
+     "sdk", "cuda", None, (12, 8), (3, 12), "abi3", None),
+    ("sdk-cpython-3.12-abi3-x86_64-linux", "sdk", "agnostic", None, None, (3, 12), "abi3", None),
+    ("sdk-cuda", "sdk", "cuda", None, None, None, None, None),
+    ("sdk", "sdk", "agnostic", None, None, None, None, None),
+    ("mlx-metal", "mlx-noarch", "metal", None, None, None, None, None),
+    ("torch-cann", "torch-noarch", "cann", None, None, None, None, None),
+    ("torch-npu", "torch-noarch", "npu", None, None, None, None, None),  # the pre-0.19 name
+]
+
+
+@pytest.mark.parametrize("case", NEW_NAMES, ids=[c[0] for c in NEW_NAMES])
+def test_parse_the_0_19_grammar(case: tuple[object, ...]) -> None:
+    name, framework, backend, fv, bv, py, abi, cxx = case
+    v = parse_variant(str(name))
+    assert (v.framework, v.backend, v.framework_version, v.backend_version) == (
+        framework, backend, fv, bv)
+    assert (v.python_version, v.python_abi, v.cxx_abi) == (py, abi, cxx)
+
+
+def test_legacy_names_carry_the_implicit_python() -> None:
+    v = parse_variant("torch213-cxx11-cpu-x86_64-linux")
+    assert (v.python_version, v.python_abi, v.legacy, v.is_arch) == ((3, 9), "abi3", True, True)
+    assert parse_variant("torch213-cxx11-cpu-x86_64-linux") != parse_variant(
+        "torch-2.13-cxx11-cpu-cpython-3.9-abi3-x86_64-linux")  # different names, same build
+
+
+@pytest.mark.parametrize("bad", [
+    "torch-2.13-cpu-x86_64-linux",  # the 0.19 grammar needs cpython-X.Y-abi
+    "torch-2.13-cpu-cpython-3.12-abi3t-x86_64-linux",  # abi3t needs 3.15 or later
+    "torch-2.13-cu130-cpython-3.9-abi3-x86_64-linux",  # legacy backend spelling in a new name
+    "torch213-cxx11-cuda-12.6-x86_64-linux",  # and the other way round
+    "torch-stable-abi-2.11-cxx11-cpu-cpython-3.9-abi3-x86_64-linux",  # no C++ ABI tag here
+    "torch-2.13-cuda-cpython-3.9-abi3-x86_64-linux",  # cuda needs a version
+    "sdk-foo", "sdk-universal", "mlx-universal", "torch2-cpu-x86_64-linux",
+])
+def test_the_0_19_grammar_rejects(bad: str) -> None:
+    with pytest.raises(ValueError, match="not a kernel variant name"):
+        parse_variant(bad)
+
+
+def test_format_in_either_grammar_and_convert() -> None:
+    from kernelkit.variants.name import (
+        BUILD_NAME_GRAMMAR,
+        format_tvm_ffi_variant,
+        to_grammar,
+    )
+
+    assert BUILD_NAME_GRAMMAR == "legacy"  # what `kernelkit build` writes (docs/compatibility.md)
+    assert format_torch_variant("2.13.0", "cpu", None, "x86_64", "linux", grammar="0.19") == \
+        "torch-2.13-cxx11-cpu-cpython-3.9-abi3-x86_64-linux"
+    assert format_torch_variant("2.15", "cuda", "13.0", "x86_64", "linux", grammar="0.19",
+                                python=(3, 15), abi="abi3t", cxx_abi=None) == \
+        "torch-2.15-cuda-13.0-cpython-3.15-abi3t-x86_64-linux"
+    assert format_tvm_ffi_variant("0.1.15", "cuda", "12.8", "x86_64", "linux",
+                                  grammar="0.19") == \
+        "tvm-ffi-0.1-cuda-12.8-cpython-3.9-abi3-x86_64-linux"
+    with pytest.raises(ValueError, match=r"legacy grammar has no cpython-3\.15-abi3t"):
+        format_torch_variant("2.15", "cpu", None, "x86_64", "linux", python=(3, 15), abi="abi3t")
+    for legacy in ("torch213-cxx11-cpu-x86_64-linux", "torch27-cu124-x86_64-windows",
+                   "torch-stable-abi211-cu126-x86_64-linux", "tvm-ffi01-cpu-x86_64-linux",
+                   "torch213-cxx98-cpu-x86_64-linux", "torch-cuda"):
+        new = to_grammar(legacy, "0.19")
+        assert parse_variant(new).framework == parse_variant(legacy).framework
+        assert to_grammar(new, "legacy") == legacy

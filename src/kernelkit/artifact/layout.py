@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kernelkit.artifact.digest import Digest, metadata_digest
 from kernelkit.artifact.metadata import Metadata
+from kernelkit.artifact.symbols import write_symbols
 from kernelkit.variants.name import is_variant_name
 
 
@@ -64,8 +65,10 @@ def remove_bytecode(variant_dir: Path) -> None:
 
 
 def seal_variant(variant_dir: Path, metadata: Metadata, algorithm: str = "sha256") -> Metadata:
-    """Remove bytecode, compute the digest of the variant's files, write ``metadata.json``."""
+    """Remove bytecode, write ``symbols.json`` (so the digest covers it), compute the digest
+    of the variant's files, write ``metadata.json``."""
     remove_bytecode(variant_dir)
+    write_symbols(variant_dir, metadata.build_layout, metadata.id)
     sealed = metadata.with_digest(Digest.of_variant(variant_dir, algorithm))
     assert sealed.digest is not None
     own = metadata_digest(sealed.to_json(), algorithm)

@@ -21,6 +21,9 @@ _COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
 NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]\Z")
 #: ``id`` names the torch ops namespace; it is checked, and never used as a module name.
 ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+#: ``build-layout`` values (kernels >= 0.19): ``files`` (the package's files in the variant,
+#: the default) or ``zip`` (the package in ``<id>.zip``, compiled extensions beside it).
+BUILD_LAYOUTS = ("files", "zip")
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Metadata:
     kernel_depends: tuple[dict[str, Any], ...] = ()
     digest: Digest | None = None
     provenance: Provenance | None = None
+    build_layout: str = "files"
 
     @property
     def python_name(self) -> str:
@@ -83,6 +87,8 @@ class Metadata:
         if self.archs is not None:
             backend["archs"] = list(self.archs)
         out["backend"] = backend
+        if self.build_layout != "files":  # absent means files: older readers see no change
+            out["build-layout"] = self.build_layout
         if self.digest is not None:
             out["digest"] = self.digest.to_json()
         if self.provenance is not None:
@@ -163,6 +169,10 @@ def _from_json(data: dict[str, Any]) -> Metadata:
         raise TypeError("'kernel-depends' must be a list of tables")
     digest = Digest.from_json(data["digest"]) if "digest" in data else None
     prov = _provenance_from_json(data["provenance"]) if "provenance" in data else None
+    layout = data.get("build-layout", "files")
+    if layout not in BUILD_LAYOUTS:
+        raise ValueError(f"'build-layout' must be one of {', '.join(BUILD_LAYOUTS)}, not "
+                         f"{str(layout)[:40]!r}")
     kernel_id = _req(data, "id", str)
     if not ID_RE.fullmatch(kernel_id):
         raise ValueError(f"id {kernel_id[:80]!r} is not a Python identifier")
@@ -179,6 +189,7 @@ def _from_json(data: dict[str, Any]) -> Metadata:
         kernel_depends=tuple(kdeps),
         digest=digest,
         provenance=prov,
+        build_layout=layout,
     )
 
 

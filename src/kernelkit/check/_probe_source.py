@@ -5,6 +5,8 @@
 #                           python -c SOURCE tvm-ffi DIR ID  -> import a tvm-ffi variant at DIR
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import json
 import sys
@@ -44,9 +46,34 @@ def _op_facts(torch: ModuleType, ns: str) -> dict[str, dict[str, bool]]:
     return ops
 
 
-def _load(variant_dir: str, name: str) -> tuple[ModuleType, ModuleType | None]:
-    spec = importlib.util.spec_from_file_location(
-        name, variant_dir + "/__init__.py", submodule_search_locations=[variant_dir])
+class _ArchiveInit(importlib.abc.Loader):
+    """Runs ``__init__.py`` from the root of a zip-layout variant's ``<id>.zip``."""
+
+    def __init__(self, archive: str) -> None:
+        import zipimport
+
+        self._zip = zipimport.zipimporter(archive)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None
+
+    def exec_module(self, module: ModuleType) -> None:
+        exec(self._zip.get_code("__init__"), module.__dict__)
+
+
+def _spec(variant_dir: str, ns: str, name: str) -> importlib.machinery.ModuleSpec | None:
+    if LAYOUT != "zip":
+        return importlib.util.spec_from_file_location(
+            name, variant_dir + "/__init__.py", submodule_search_locations=[variant_dir])
+    archive = f"{variant_dir}/{ns}.zip"
+    spec = importlib.machinery.ModuleSpec(name, _ArchiveInit(archive),
+                                          origin=archive + "/__init__.py", is_package=True)
+    spec.submodule_search_locations = [variant_dir, archive]
+    return spec
+
+
+def _load(variant_dir: str, ns: str, name: str) -> tuple[ModuleType, ModuleType | None]:
+    spec = _spec(variant_dir, ns, name)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {variant_dir} as a Python package")
     module = importlib.util.module_from_spec(spec)
@@ -56,7 +83,7 @@ def _load(variant_dir: str, name: str) -> tuple[ModuleType, ModuleType | None]:
 
 
 def _import_tvm_ffi(variant_dir: str, ns: str) -> dict[str, object]:
-    module, ops_mod = _load(variant_dir, ns + "_kernelkit_check")
+    module, ops_mod = _load(variant_dir, ns, ns + "_kernelkit_check")
     prefix = getattr(ops_mod, "torch_add_op_namespace_prefix", None)
     ops = getattr(ops_mod, "ops", None)
     return {"prefix": prefix("x") if callable(prefix) else None,
@@ -67,13 +94,15 @@ def _import_tvm_ffi(variant_dir: str, ns: str) -> dict[str, object]:
 def _import(variant_dir: str, ns: str) -> dict[str, object]:
     import torch
 
-    module, ops_mod = _load(variant_dir, ns + "_kernelkit_check")
+    module, ops_mod = _load(variant_dir, ns, ns + "_kernelkit_check")
     prefix = getattr(ops_mod, "add_op_namespace_prefix", None)
     ops = getattr(ops_mod, "ops", None)
     return {"prefix": prefix("x") if callable(prefix) else None,
             "ops_namespace": getattr(ops, "name", None),
             "all": list(getattr(module, "__all__", [])), "ops": _op_facts(torch, ns)}
 
+
+LAYOUT = sys.argv[4] if len(sys.argv) > 4 else "files"
 
 if __name__ == "__main__":
     if sys.argv[1] == "env":

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+import zipfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kernelkit.artifact.layout import discover_variants
@@ -80,7 +82,7 @@ def _check_variant(vdir: Path, python: Path | None, python_abi: str
         out += check_metadata(vdir, variant, meta)
         out += check_digest(vdir, meta)
     out += _elf_rules(vdir, python_abi, _stable_abi_target(variant))
-    out += _registration_rules(vdir)
+    out += _registration_rules(vdir, meta)
     importable = not any(f.code in ("missing-init", "missing-ops") for f in out)
     if python is not None and meta is not None and variant is not None and importable:
         out += check_import(vdir, variant, meta, python)
@@ -122,12 +124,27 @@ def _elf_rules(vdir: Path, python_abi: str, torch_stable_abi: str | None = None
     return out
 
 
-def _registration_rules(vdir: Path) -> list[Finding]:
+def _sources(vdir: Path, meta: Metadata | None) -> list[tuple[str, Callable[[], str]]]:
+    """``(file, read)`` of the variant's Python sources; in ``<id>.zip`` for build-layout zip
+    (named ``<id>.zip/<member>``)."""
+    if meta is None or meta.build_layout != "zip":
+        return [(rel(py, vdir), functools.partial(py.read_text, encoding="utf-8"))
+                for py in python_files(vdir)]
+    archive = vdir / f"{meta.id}.zip"
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            members = {n: zf.read(n) for n in sorted(zf.namelist()) if n.endswith(".py")}
+    except (OSError, zipfile.BadZipFile):
+        return []  # reported by check_files
+    return [(f"{archive.name}/{n}", functools.partial(data.decode, "utf-8"))
+            for n, data in members.items()]
+
+
+def _registration_rules(vdir: Path, meta: Metadata | None) -> list[Finding]:
     out: list[Finding] = []
-    for py in python_files(vdir):
-        file = rel(py, vdir)
+    for file, read in _sources(vdir, meta):
         try:
-            regs = unprefixed_registrations(py.read_text(encoding="utf-8"), file)
+            regs = unprefixed_registrations(read(), file)
         except (SyntaxError, UnicodeDecodeError) as exc:
             out.append(finding("import-failed", vdir.name, f"{file} does not parse: {exc}",
                                file=file, fix="fix the syntax error and rebuild"))

@@ -40,6 +40,11 @@ _CODES: tuple[Code, ...] = (
     Code("stray-file", "error", "build leftover inside the variant",
          "remove build-tree files (_cmake_build, CMakeFiles, *.o, *.egg-info) from the variant "
          "and rebuild so the digest matches"),
+    Code("missing-symbols", "warning", "symbols.json missing",
+         "rebuild with `kernelkit build` (every build writes symbols.json, which "
+         "`describe-api` reads); builds made before kernels 0.19 have none"),
+    Code("invalid-symbols", "error", "symbols.json does not parse",
+         "rebuild with `kernelkit build`; do not edit symbols.json by hand"),
     Code("bytecode", "warning", "Python bytecode inside the variant",
          "delete __pycache__/ and *.pyc; they are not covered by the digest and not published"),
     # --- metadata ---------------------------------------------------------------------------

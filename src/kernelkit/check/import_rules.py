@@ -107,7 +107,8 @@ def check_import(variant_dir: Path, variant: Variant, meta: Metadata, python: Pa
                         f"{name}=/path/to/python (or --python)")]
     tvm = variant.framework == "tvm-ffi"
     mode = "tvm-ffi" if tvm else "import"
-    data, output = _run_probe(python, [mode, str(variant_dir.resolve()), meta.id])
+    data, output = _run_probe(python, [mode, str(variant_dir.resolve()), meta.id,
+                                       meta.build_layout])
     if data is None:
         tail = "\n".join(output.strip().splitlines()[-12:])
         return [finding("import-failed", name, f"importing with {python} failed:\n{tail}",

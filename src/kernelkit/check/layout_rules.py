@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import zipfile
 from pathlib import Path
 
 from kernelkit.artifact.metadata import Metadata
+from kernelkit.artifact.symbols import SYMBOLS_NAME, read_symbols
 from kernelkit.check.report import Finding, finding
+from kernelkit.errors import SymbolsError
 from kernelkit.variants.name import Variant
 
 STRAY_DIRS = frozenset({"_cmake_build", "CMakeFiles", ".eggs"})
@@ -21,15 +24,49 @@ def rel(path: Path, variant_dir: Path) -> str:
 
 def check_files(variant_dir: Path, variant: Variant | None, meta: Metadata | None
                 ) -> list[Finding]:
-    """Package files present, the one extension named after the id, no build leftovers."""
+    """Package files present (on disk, or inside ``<id>.zip`` for build-layout zip), the one
+    extension named after the id, ``symbols.json`` valid, no build leftovers."""
     name = variant_dir.name
-    out = [finding(code, name, f"{file} is missing", file=file)
-           for code, file in (("missing-init", "__init__.py"), ("missing-ops", "_ops.py"))
-           if not (variant_dir / file).is_file()]
+    if meta is not None and meta.build_layout == "zip":
+        out = _zip_package(variant_dir, meta)
+    else:
+        out = [finding(code, name, f"{file} is missing", file=file)
+               for code, file in (("missing-init", "__init__.py"), ("missing-ops", "_ops.py"))
+               if not (variant_dir / file).is_file()]
+    out += _symbols(variant_dir)
     out += _stray(variant_dir)
     if meta is not None:
         out += _extensions(variant_dir, variant, meta)
     return out
+
+
+def _zip_package(variant_dir: Path, meta: Metadata) -> list[Finding]:
+    """build-layout zip: ``<id>.zip`` holds the package, ``__init__.py`` and ``_ops.py`` at its
+    root."""
+    name = variant_dir.name
+    archive = f"{meta.id}.zip"
+    try:
+        with zipfile.ZipFile(variant_dir / archive) as zf:
+            members = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile) as exc:
+        return [finding("missing-init", name, f"metadata.json says build-layout zip, but "
+                        f"{archive} cannot be read ({exc})", file=archive,
+                        fix="a zip-layout variant keeps its package in <metadata id>.zip")]
+    return [finding(code, name, f"{archive} has no {file} at its root", file=archive)
+            for code, file in (("missing-init", "__init__.py"), ("missing-ops", "_ops.py"))
+            if file not in members]
+
+
+def _symbols(variant_dir: Path) -> list[Finding]:
+    path = variant_dir / SYMBOLS_NAME
+    if not path.is_file():
+        return [finding("missing-symbols", variant_dir.name, f"{SYMBOLS_NAME} is missing",
+                        file=SYMBOLS_NAME)]
+    try:
+        read_symbols(path)
+    except SymbolsError as exc:
+        return [finding("invalid-symbols", variant_dir.name, exc.message, file=SYMBOLS_NAME)]
+    return []
 
 
 def _is_stray(path: Path) -> bool:
@@ -60,10 +97,11 @@ def _stray(variant_dir: Path) -> list[Finding]:
 def _extensions(variant_dir: Path, variant: Variant | None, meta: Metadata) -> list[Finding]:
     name = variant_dir.name
     found = sorted(rel(p, variant_dir) for p in variant_dir.rglob("*.so") if p.is_file())
-    arch = variant is not None and not variant.is_noarch
+    arch = variant is not None and variant.is_arch
     expected = None
     if arch and variant is not None:
-        expected = f"{meta.id}.so" if variant.framework == "tvm-ffi" else f"{meta.id}.abi3.so"
+        expected = (f"{meta.id}.so" if variant.framework == "tvm-ffi"
+                    else f"{meta.id}.{variant.python_abi or 'abi3'}.so")
     out = []
     if expected is not None and expected not in found:
         out.append(finding("missing-extension", name,
@@ -82,7 +120,7 @@ def check_metadata(variant_dir: Path, variant: Variant | None, meta: Metadata
     """Backend and id consistent with the variant; provenance clean."""
     name = variant_dir.name
     out = []
-    if variant is not None and variant.backend not in ("universal", meta.backend):
+    if variant is not None and not backend_matches(variant, meta.backend):
         out.append(finding("backend-mismatch", name,
                            f"metadata backend is {meta.backend!r} but the variant name says "
                            f"{variant.backend!r}", file="metadata.json"))
@@ -97,6 +135,16 @@ def check_metadata(variant_dir: Path, variant: Variant | None, meta: Metadata
         out.append(finding("dirty-build", name, f"{meta.id} was built from a dirty source tree",
                            file="metadata.json"))
     return out
+
+
+def backend_matches(variant: Variant, backend: str) -> bool:
+    """Whether metadata ``backend`` fits the variant name: the same backend, or ``agnostic``
+    (kernels 0.19: no backend) for a variant without compiled code for one backend
+    (``torch-universal``, ``sdk``, noarch and SDK variants). ``torch-npu`` is CANN's."""
+    named = "cann" if variant.backend == "npu" else variant.backend
+    if named in ("universal", "agnostic"):
+        return True
+    return backend == named or (backend == "agnostic" and not variant.is_arch)
 
 
 def check_digest(variant_dir: Path, meta: Metadata) -> list[Finding]:

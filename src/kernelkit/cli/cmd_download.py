@@ -13,7 +13,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="download the kernels pinned in kernels.lock for offline use",
         description="Download every kernel pinned in PROJECT/kernels.lock (this machine's "
         "variant, or all with --all-variants) into the kernelkit cache or DIR, verifying each "
-        "against its digest and its lock hash. Load them offline with "
+        "against its digest and its lock hash (kernels.lock.hashes, when present). Load them "
+        "offline with "
         "kernelkit.load_kernel(repo_id, lockfile=..., cache_dir=DIR) or KERNELKIT_CACHE=DIR.",
     )
     p.add_argument("project", nargs="?", type=Path, default=Path("."),
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from kernelkit.cli.online import open_online_hub
     from kernelkit.cli.render_download import download_progress
     from kernelkit.lock.download import download_locked
+    from kernelkit.lock.lockfile import LOCK_NAME, REWRITE_HINT, read_lock_file
     from kernelkit.util.paths import default_cache_dir
 
     cache_dir = args.dest if args.dest is not None else default_cache_dir()
@@ -41,4 +43,12 @@ def run(args: argparse.Namespace) -> int:
     for d in done:
         print(f"Downloaded `{d.repo_id}` with SHA: {d.sha} ({d.variant}) -> {d.path}",
               file=sys.stderr)
+    lock = read_lock_file(args.project / LOCK_NAME)
+    if lock.legacy:
+        print(f"note: {lock.path} is in kernelkit's previous format, which upstream kernels "
+              f"cannot read; {REWRITE_HINT}", file=sys.stderr)
+    elif not any(entry.variants for entry in lock.locks):
+        print(f"note: {lock.path} has no variant hashes (upstream's lock pins commits only); "
+              "each variant was verified against its digest. `kernelkit lock` adds the hashes "
+              "in kernels.lock.hashes.", file=sys.stderr)
     return 0

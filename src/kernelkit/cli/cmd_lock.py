@@ -12,8 +12,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "lock",
         help="resolve [tool.kernels.dependencies] to commits and write kernels.lock",
         description="Resolve every kernel in [tool.kernels.dependencies] of PROJECT/pyproject.toml "
-        "to a commit and write PROJECT/kernels.lock (upstream format). Entries whose commit "
-        "did not change are kept; an unchanged lock file is not touched.",
+        "to a commit and write PROJECT/kernels.lock (the format upstream kernels reads and "
+        "writes) and the variant hashes kernelkit verifies to PROJECT/kernels.lock.hashes. "
+        "Entries whose commit did not change are kept; unchanged files are not touched. A lock "
+        "in kernelkit's previous format is rewritten.",
     )
     p.add_argument("project", nargs="?", type=Path, default=Path("."),
                    help="project directory holding pyproject.toml (default: .)")
@@ -35,5 +37,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{lock.repo_id}: {lock.sha} ({len(lock.variants)} variants, {mark})",
               file=sys.stderr)
     state = "wrote" if result.written else "up to date:"
-    print(f"{state} {result.path}", file=sys.stderr)
+    print(f"{state} {result.path} (hashes: {result.path.name}.hashes)", file=sys.stderr)
+    if result.converted:
+        print(f"converted {result.path} from kernelkit's previous format to the one upstream "
+              "kernels reads", file=sys.stderr)
     return 0

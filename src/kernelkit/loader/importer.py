@@ -17,6 +17,7 @@ namespace are refused before the second one's code runs (``namespaces.py``).
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import logging
 import os
@@ -92,13 +93,12 @@ def _import_new(key: str, variant_dir: Path, repo_info: RepoInfo | None) -> Modu
     else:
         _warn_if_dirty(metadata, variant_dir)
         validate_python_depends(metadata)
-        init = _entry_file(variant_dir, metadata)
         who = (f"{repo_info.repo_id}@{repo_info.revision[:12]} ({variant_dir})"
                if repo_info is not None else str(variant_dir))
-        claims = extension_names(init.parent)  # before dlopen: torch aborts on a clash
-        check_claims(claims, variant_dir, who)
+        claims = extension_names(_extension_dir(variant_dir, metadata))  # before dlopen:
+        check_claims(claims, variant_dir, who)  # torch aborts the process on a clash
         claim(claims, variant_dir, who)
-        module = _exec(module_name(variant_dir, metadata.python_name), init)
+        module = _exec(module_name(variant_dir, metadata.python_name), variant_dir, metadata)
     loaded = LoadedKernel(metadata, module, repo_info)
     _loaded[key] = loaded
     if content is not None:
@@ -131,9 +131,22 @@ def _entry_file(variant_dir: Path, metadata: Metadata) -> Path:
     )
 
 
-def _exec(name: str, init: Path) -> ModuleType:
-    if name in sys.modules:  # pragma: no cover - module_name is unique per variant path
-        raise KernelkitError(f"module name {name} is already taken; {init} was not imported")
+def _extension_dir(variant_dir: Path, metadata: Metadata) -> Path:
+    """Where the variant's compiled extensions are: beside ``<id>.zip`` for the zip layout,
+    else in the package directory."""
+    if metadata.build_layout == "zip":
+        return variant_dir
+    return _entry_file(variant_dir, metadata).parent
+
+
+def _spec(name: str, variant_dir: Path, metadata: Metadata) -> importlib.machinery.ModuleSpec:
+    """The package's spec: ``__init__.py`` on disk (imported from source only), or inside
+    ``<id>.zip`` (build-layout zip; the archive itself is covered by the digest)."""
+    if metadata.build_layout == "zip":
+        from kernelkit.loader.zip_layout import zip_spec
+
+        return zip_spec(name, variant_dir, metadata.id)
+    init = _entry_file(variant_dir, metadata)
     package = init.parent
     _source_only(package)
     spec = importlib.util.spec_from_file_location(
@@ -141,6 +154,15 @@ def _exec(name: str, init: Path) -> ModuleType:
         submodule_search_locations=[str(package)])
     if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py paths
         raise KernelModuleNotFoundError(f"cannot import {init} as a Python package")
+    return spec
+
+
+def _exec(name: str, variant_dir: Path, metadata: Metadata) -> ModuleType:
+    if name in sys.modules:  # pragma: no cover - module_name is unique per variant path
+        raise KernelkitError(f"module name {name} is already taken; {variant_dir} was not "
+                             "imported")
+    spec = _spec(name, variant_dir, metadata)
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:

@@ -1,16 +1,21 @@
 """Locked loading: ``get_locked_kernel`` and ``load_kernel`` (upstream-loader.md §1.1, §3).
 
 Both load exactly the commit pinned in ``kernels.lock`` and verify the variant's files against
-the lock's hash before importing (``LockMismatchError``, both a ``LockError`` and an
-``IntegrityError``). ``get_locked_kernel`` downloads what is missing (unless offline mode is on);
-``load_kernel`` never constructs a hub: it works from the cache, or from a directory written by
-``kernelkit download --dest DIR`` (pass ``cache_dir=DIR``). The cache is keyed by hub; a locked
-load looks in the configured hub's folder first, then in any hub's folder holding the locked
-commit (the lock hash pins the content, so the hub it came from does not matter).
+the lock's hash (``kernels.lock.hashes``) before importing (``LockMismatchError``, both a
+``LockError`` and an ``IntegrityError``); a lock without hashes (upstream's) pins the commit, and
+the variant is held to its digest. ``get_locked_kernel`` downloads what is missing (unless
+offline mode is on); ``load_kernel`` never constructs a hub: it works from the cache, or from a
+directory written by ``kernelkit download --dest DIR`` (pass ``cache_dir=DIR``). The cache is
+keyed by hub; a locked load looks in the configured hub's folder first, then, when the lock has
+the variant's hash, in any hub's folder holding the locked commit (the hash pins the content, so
+the hub it came from does not matter; a commit id alone is only what one hub says it is).
+kernelkit's previous lock format still loads, with a ``FutureWarning`` that says how to rewrite
+it.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -22,7 +27,7 @@ from kernelkit.errors import (
 )
 from kernelkit.hub.port import Hub
 from kernelkit.lock.discover import find_kernels_lock
-from kernelkit.lock.lockfile import KernelLock, lock_entry, read_locks
+from kernelkit.lock.lockfile import REWRITE_HINT, KernelLock, lock_entry, read_lock_file
 from kernelkit.lock.verify import (
     has_lfs_record,
     record_lfs,
@@ -36,7 +41,11 @@ def locked_entry(repo_id: str, lockfile: Path | str | None) -> KernelLock:
     """The lock entry of ``repo_id`` in ``lockfile`` (a file, or a directory holding one);
     ``None`` finds the caller's lock file (:mod:`kernelkit.lock.discover`)."""
     path = find_kernels_lock(lockfile)
-    lock = lock_entry(read_locks(path), repo_id)
+    read = read_lock_file(path)
+    if read.legacy:
+        warnings.warn(f"{path} is in kernelkit's previous kernels.lock format, which upstream "
+                      f"kernels cannot read; {REWRITE_HINT}", FutureWarning, stacklevel=3)
+    lock = lock_entry(read.locks, repo_id)
     if lock is None:
         raise KernelNotLockedError(
             f"Kernel `{repo_id}` is not locked in {path}. Please lock it with "
@@ -72,7 +81,7 @@ def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | Non
         variant_dir = install_kernel(repo_id, revision=lock.sha, local_files_only=True,
                                      backend=backend, cache_dir=cache_dir)
     except (OfflineError, VariantNotFoundError) as exc:
-        found = _from_any_hub(lock, backend, cache_dir)
+        found = _from_any_hub(lock, backend, cache_dir) if lock.variants else None
         if found is not None:
             return import_variant(found)
         raise OfflineError(
@@ -125,6 +134,8 @@ def _verify_online(variant_dir: Path, lock: KernelLock, hub: Hub | None) -> None
     Hugging Face Hub hashes those by SHA-256, not by git blob id) and verify once more."""
     from kernelkit.loader.settings import read_settings
 
+    if not lock.variants:
+        return  # commit + digest (verified by the download) pin it
     try:
         verify_locked_variant(variant_dir, lock)
         return

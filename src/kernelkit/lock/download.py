@@ -6,7 +6,8 @@ Everything goes into a kernelkit cache root (the default cache, or ``--dest DIR`
 lookups by version, branch or tag, with ``v<N>`` of a ``= N`` dependency set to the locked commit),
 one ``list_dirs`` (recorded variant list), one ``list_files`` of ``build/`` (which files are
 LFS files), and one ``fetch`` per variant.
-Each downloaded variant is verified against its digest and against the lock hash.
+Each downloaded variant is verified against its digest and against the lock hash (when
+``kernels.lock.hashes`` has one for the locked commit; an upstream lock pins the commit only).
 
 Like every cache write, a download goes into the folders of the hub it came from (``--hub``, else
 the configured one; ``kernelkit.hub.hubid``), so ``get_kernel`` finds it (refs included) with that
@@ -112,6 +113,6 @@ def download_locked(project_dir: Path, hub: Hub, cache_dir: Path, *, all_variant
     versions = _dependency_versions(project_dir)
     out: list[Downloaded] = []
     for lock in read_locks(path):
-        record_locked_refs(hub, cache_dir, lock, versions.get(lock.repo_id))
+        record_locked_refs(hub, cache_dir, lock, versions.get(lock.repo_id, lock.version))
         out += download_lock(hub, cache_dir, lock, all_variants=all_variants, backend=backend)
     return out

@@ -7,9 +7,12 @@
 ```
 
 Locking resolves each dependency to a commit (``list_refs``) and hashes every variant from a
-hub listing (``list_files``; nothing is downloaded). An entry whose commit did not change is
-kept as it is in the existing lock (no listing at all), so re-locking an unchanged project
-costs one ``list_refs`` per dependency and leaves ``kernels.lock`` byte-identical.
+hub listing (``list_files``; nothing is downloaded). ``kernels.lock`` records the dependency as
+upstream does: ``"version": N`` for ``= N``; a version specifier (kernelkit only) is recorded as
+``"revision": "<the release tag it chose>"``. The hashes go to ``kernels.lock.hashes``. An entry
+whose commit did not change keeps its hashes (no listing at all), so re-locking an unchanged
+project costs one ``list_refs`` per dependency and leaves both files byte-identical. A lock
+written by upstream (commit only) or in kernelkit's previous format is rewritten in this form.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from kernelkit.lock.lockfile import (
     KernelLock,
     VariantLock,
     lock_entry,
-    read_locks,
+    read_lock_file,
     write_locks,
 )
 from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml, read_input_text
@@ -44,8 +47,9 @@ class KernelDependency:
 class LockResult:
     path: Path
     locks: list[KernelLock]
-    written: bool  # False: the file already held exactly this content
+    written: bool  # False: the files already held exactly this content
     changed: list[str]  # repo ids whose entry is new or different
+    converted: bool = False  # the previous file was kernelkit's old format
 
 
 def read_dependencies(project_dir: Path) -> list[KernelDependency]:
@@ -90,10 +94,11 @@ def _dependency(path: Path, repo_id: str, value: Any) -> KernelDependency:
 
 def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = None,
                  *, refresh: bool = False) -> KernelLock:
-    """Lock one dependency; reuse ``previous`` when it pins the same commit. The version is
-    resolved by the loader's one resolve path (``kernelkit.loader.resolve``), so a lock means
-    what ``get_kernel`` means; a dependency that redirects (``kernel-status.toml``) is refused:
-    a lock pins one repository's commit, and the redirect's target is a moving revision."""
+    """Lock one dependency; reuse ``previous``'s hashes when it pins the same commit. The
+    version is resolved by the loader's one resolve path (``kernelkit.loader.resolve``), so a
+    lock means what ``get_kernel`` means; a dependency that redirects (``kernel-status.toml``)
+    is refused: a lock pins one repository's commit, and the redirect's target is a moving
+    revision."""
     from kernelkit.loader.resolve import resolve_kernel
 
     found = resolve_kernel(dep.repo_id, version=dep.version, hub=hub)
@@ -104,21 +109,27 @@ def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = 
             hint=f'depend on the new repository instead: "{found.repo_id}" = <version> in '
                  "[tool.kernels.dependencies], then run `kernelkit lock` again")
     commit = found.commit
-    if previous is not None and previous.sha == commit and not refresh:
-        return previous
+    request = parse_version_request(dep.version)
+    version = request if isinstance(request, int) else None
+    revision = None if isinstance(request, int) else (found.ref or commit)
+    if previous is not None and previous.sha == commit and previous.variants and not refresh:
+        return KernelLock(dep.repo_id, commit, previous.variants, version, revision)
     hashes = variant_hashes(hub.list_files(dep.repo_id, commit, "build"))
     if not hashes:
         raise LockError(f"{dep.repo_id} at {commit} has no build variants (nothing under build/)",
                         hint="publish a build of the kernel first")
-    return KernelLock(dep.repo_id, commit, {v: VariantLock(h) for v, h in hashes.items()})
+    return KernelLock(dep.repo_id, commit, {v: VariantLock(h) for v, h in hashes.items()},
+                      version, revision)
 
 
 def lock_project(project_dir: Path, hub: Hub, *, refresh: bool = False) -> LockResult:
-    """Resolve every dependency and write ``project_dir/kernels.lock`` when it changed."""
+    """Resolve every dependency and write ``project_dir/kernels.lock`` (and its hashes) when
+    they changed."""
     deps = read_dependencies(project_dir)
     path = project_dir / LOCK_NAME
-    old = read_locks(path) if path.is_file() else []
-    locks = [resolve_lock(hub, d, lock_entry(old, d.repo_id), refresh=refresh) for d in deps]
-    changed = [lock.repo_id for lock in locks if lock_entry(old, lock.repo_id) != lock]
+    old = read_lock_file(path) if path.is_file() else None
+    previous = old.locks if old is not None else []
+    locks = [resolve_lock(hub, d, lock_entry(previous, d.repo_id), refresh=refresh) for d in deps]
+    changed = [lock.repo_id for lock in locks if lock_entry(previous, lock.repo_id) != lock]
     written = write_locks(path, locks)
-    return LockResult(path, locks, written, changed)
+    return LockResult(path, locks, written, changed, converted=old is not None and old.legacy)

@@ -1,4 +1,9 @@
-"""Verify a variant on disk against its ``kernels.lock`` hash (upstream ≤0.16 semantics).
+"""Verify a variant on disk against its lock hash (``kernels.lock.hashes``, kernelkit's; upstream
+≤0.16 kept the same hash in ``kernels.lock`` itself).
+
+A lock without hashes (written by upstream ``kernels lock``, or hashes of another commit) pins
+the commit only: the variant is then held to the digest in its ``metadata.json``, which every
+download verifies before the variant enters the cache, and nothing more is checked here.
 
 The hash of each file is its git blob id, or its SHA-256 for files the hub stores in LFS. Which
 files were LFS is known when the variant is listed on the hub; it is recorded next to the
@@ -49,9 +54,13 @@ def record_lfs(variant_dir: Path, entries: Iterable[FileEntry]) -> None:
         write_owned(record_path(variant_dir), json.dumps({"lfs": lfs}).encode())
 
 
-def verify_locked_variant(variant_dir: Path, lock: KernelLock, variant: str | None = None) -> str:
-    """Raise unless the files of ``variant_dir`` hash to the lock's value; return the hash."""
+def verify_locked_variant(variant_dir: Path, lock: KernelLock,
+                          variant: str | None = None) -> str | None:
+    """Raise unless the files of ``variant_dir`` hash to the lock's value; return the hash
+    (``None``: the lock has no hashes, the commit and the variant's digest pin it)."""
     variant = variant or variant_dir.name
+    if not lock.variants:
+        return None
     entry = lock.variants.get(variant)
     where = f"{lock.repo_id}@{lock.sha[:12]} build/{variant}"
     if entry is None:

@@ -55,23 +55,54 @@ def best_variant(decisions: list[Decision]) -> str | None:
 
 
 def rejection_reason(v: Variant, system: System) -> str | None:
-    """Why ``v`` does not fit ``system``; ``None`` when it fits."""
+    """Why ``v`` does not fit ``system``; ``None`` when it fits (kernels 0.19.1's checks, in
+    its order)."""
     if v.is_noarch:
         return _noarch_reason(v, system)
-    if system.free_threaded:
-        return "arch kernel not supported on free-threaded Python <3.15"
+    if v.is_sdk:
+        return _sdk_reason(v, system)
+    return (_python_reason(v, system) or _system_reason(v, system)
+            or _framework_reason(v, system) or _backend_reason(v, system))
+
+
+def _noarch_reason(v: Variant, system: System) -> str | None:
+    if v.framework == "mlx-noarch" and not system.has_mlx:
+        return "MLX is not installed in the environment"
+    if v.backend in (system.backend, "universal"):
+        return None
+    old = " (torch-npu is the name kernels < 0.19 used for torch-cann)" \
+        if v.backend == "npu" and system.backend == "cann" else ""
+    return (f"backend ({v.backend}) does not match system backend ({system.backend}) and is "
+            f"not universal{old}")
+
+
+def _sdk_reason(v: Variant, system: System) -> str | None:
+    reason = _python_reason(v, system) if v.python_version is not None else None
+    if reason is None and v.cpu is not None:
+        reason = _system_reason(v, system)
+    if reason is not None or v.backend == "agnostic":
+        return reason
+    if v.cpu is None:  # sdk-<backend>: the backend's name only
+        return None if v.backend == system.backend else (
+            f"backend ({v.backend}) does not match system backend ({system.backend})")
+    return _backend_reason(v, system)
+
+
+def _python_reason(v: Variant, system: System) -> str | None:
+    if v.python_abi == "abi3" and system.free_threaded:
+        return "abi3 is not supported on free-threaded Python, abi3t is required"
+    if v.python_version is not None and system.python_version < v.python_version:
+        return (f"Python {_v(v.python_version)} or later is required, system Python version "
+                f"is {_v(system.python_version)}")
+    return None
+
+
+def _system_reason(v: Variant, system: System) -> str | None:
     if v.cpu != system.cpu:
         return f"CPU ({v.cpu}) does not match system CPU ({system.cpu})"
     if v.os != system.os:
         return f"OS ({v.os}) does not match system OS ({system.os})"
-    return _framework_reason(v, system) or _backend_reason(v, system)
-
-
-def _noarch_reason(v: Variant, system: System) -> str | None:
-    wanted = "npu" if system.backend == "cann" else system.backend
-    if v.backend in (wanted, "universal"):
-        return None
-    return f"backend ({v.backend}) does not match system backend ({wanted}) and is not universal"
+    return None
 
 
 def _framework_reason(v: Variant, system: System) -> str | None:
@@ -93,11 +124,16 @@ def _framework_reason(v: Variant, system: System) -> str | None:
     return None
 
 
+#: Backends whose variants built for an older minor version load on a newer one (x.z, z <= y).
+MINOR_COMPATIBLE = ("cuda", "rocm")
+
+
 def _backend_reason(v: Variant, system: System) -> str | None:
-    if v.backend == "cuda" and system.backend == "cuda":
+    if v.backend == system.backend and v.backend in MINOR_COMPATIBLE:
         vv, sv = v.backend_version, system.backend_version
         if vv is None or sv is None or vv[0] != sv[0] or vv[1] > sv[1]:
-            return (f"CUDA version ({_v(vv)}) is not compatible with system CUDA version "
+            name = "CUDA" if v.backend == "cuda" else "ROCm"
+            return (f"{name} version ({_v(vv)}) is not compatible with system {name} version "
                     f"({_v(sv)})")
         return None
     if v.compute != system.compute_tag:
@@ -109,22 +145,36 @@ def _backend_reason(v: Variant, system: System) -> str | None:
     return None
 
 
-def _preference(v: Variant) -> tuple[int, ...]:
-    """Sort key within accepted (or rejected) variants; smaller is better.
+_VERSIONED = ("cuda", "rocm", "xpu", "cann")
 
-    Stable ABI (newest ABI first) > torch arch (untagged before cxx11/cxx98-tagged) > tvm-ffi
-    arch > backend-specific noarch > ``torch-universal``; then the newest backend minor first.
+
+def _python_order(v: Variant) -> tuple[int, int, int]:
+    """abi3 before abi3t, then the newest minimum Python first (as wheel tags)."""
+    py = v.python_version or (0, 0)
+    return (0 if v.python_abi != "abi3t" else 1, -py[0], -py[1])
+
+
+def _preference(v: Variant) -> tuple[int, ...]:
+    """Sort key within accepted (or rejected) variants; smaller is better (kernels 0.19.1):
+
+    stable ABI (newest ABI first) > torch arch (untagged before cxx11/cxx98-tagged) > tvm-ffi
+    arch > SDK with compiled parts > noarch (``torch-universal`` last) > ``sdk-<backend>`` >
+    ``sdk``; within each the newest backend minor first, then abi3 before abi3t and the newest
+    minimum Python first.
     """
+    minor = -(v.backend_version or (0, 0))[1] if v.backend in _VERSIONED else 0
     if v.is_noarch:
-        return (3, 1 if v.backend == "universal" else 0, 0, 0)
-    bver = v.backend_version or (0, 0)
-    backend_order = -bver[1]
+        return (4, 0, 0, 1 if v.backend == "universal" else 0, 0, 0, 0)
+    if v.is_sdk:
+        if v.python_version is None:
+            return (5 if v.backend != "agnostic" else 6, 0, 0, 0, 0, 0, 0)
+        return (3, 0, 0, 1 if v.backend == "agnostic" else minor, *_python_order(v))
     if v.framework == "torch-stable-abi":
         fv = v.framework_version or (0, 0)
-        return (0, -fv[0], -fv[1], backend_order)
+        return (0, -fv[0], -fv[1], minor, *_python_order(v))
     if v.framework == "torch":
-        return (1, 0, 1 if v.cxx_abi is not None else 0, backend_order)
-    return (2, 0, 0, backend_order)
+        return (1, 0, 1 if v.cxx_abi is not None else 0, minor, *_python_order(v))
+    return (2, 0, 0, minor, *_python_order(v))
 
 
 def format_trace(decisions: list[Decision]) -> str:

@@ -11,7 +11,7 @@ import importlib.util
 import logging
 import platform
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kernelkit.errors import InvalidBackendError
@@ -36,6 +36,9 @@ class System:
     tvm_ffi_version: tuple[int, int] | None = None
     macos_version: tuple[int, int] | None = None
     free_threaded: bool = False
+    #: the interpreter's (major, minor): a 0.19-grammar name may require a newer CPython
+    python_version: tuple[int, int] = field(default_factory=lambda: _this_python())
+    has_mlx: bool = False  # ``mlx`` importable: ``mlx-<backend>`` noarch variants load
 
     @property
     def compute_tag(self) -> str:
@@ -65,7 +68,7 @@ class System:
         if self.macos_version is not None:
             parts.append(f"macOS {_dot(self.macos_version)}")
         if self.free_threaded:
-            parts.append("free-threaded Python")
+            parts.append(f"free-threaded Python {_dot(self.python_version)}")
         return ", ".join(parts)
 
 
@@ -114,13 +117,20 @@ def _detect() -> System:
         tvm_ffi_version=_tvm_ffi_version(),
         macos_version=macos,
         free_threaded=_free_threaded_build(),
+        python_version=_this_python(),
+        has_mlx=importlib.util.find_spec("mlx") is not None,
     )
 
 
+def _this_python() -> tuple[int, int]:
+    return sys.version_info[0], sys.version_info[1]
+
+
 def _free_threaded_build() -> bool:
-    """A free-threaded CPython before 3.15 cannot load the (abi3) arch kernels. Such builds
-    exist from 3.13 on; skip importing ``sysconfig`` (slow) on older interpreters."""
-    if sys.version_info < (3, 13) or sys.version_info >= (3, 15):
+    """A free-threaded CPython loads only ``abi3t`` arch kernels (0.19 grammar, Python >= 3.15),
+    never ``abi3`` ones. Such builds exist from 3.13 on; skip importing ``sysconfig`` (slow) on
+    older interpreters."""
+    if sys.version_info < (3, 13):
         return False
     import sysconfig
 

@@ -18,7 +18,12 @@ from typing import Any, Literal
 
 from kernelkit.manifest.model import Manifest, TorchFramework, TorchNoarch, TvmFfi, Version
 from kernelkit.util.versions import major_minor
-from kernelkit.variants.name import format_torch_variant, format_tvm_ffi_variant
+from kernelkit.variants.name import (
+    BUILD_NAME_GRAMMAR,
+    format_torch_variant,
+    format_tvm_ffi_variant,
+    to_grammar,
+)
 
 DEFAULT_SYSTEM = "x86_64-linux"
 TargetKind = Literal["arch", "stable-abi", "tvm-ffi", "noarch"]
@@ -326,7 +331,7 @@ def matrix_compliance(present: Iterable[str], manifest: Manifest, *,
     component needs its noarch name (``torch-<backend>``) instead of the arch names.
     """
     matrix = matrix or load_matrix()
-    present = set(present)
+    present = {_as_built(n) for n in present}
     out: list[MatrixCompliance] = []
     for (backend, system), names in required_variants(matrix=matrix).items():
         if backend not in manifest.general.backends or (systems and system not in systems):
@@ -338,3 +343,12 @@ def matrix_compliance(present: Iterable[str], manifest: Manifest, *,
         out.append(MatrixCompliance(backend, system, tuple(names), missing,
                                     tuple(n for n in missing if n not in buildable)))
     return out
+
+
+def _as_built(name: str) -> str:
+    """``name`` in the grammar builds are named in (a 0.19-grammar name of a required variant
+    counts as that variant); names that do not parse, or have no such form, as they are."""
+    try:
+        return to_grammar(name, BUILD_NAME_GRAMMAR)
+    except ValueError:
+        return name

@@ -73,10 +73,19 @@ def kernel_to_wheels(repo_id: str, hub: Hub, dest: Path, *, cache_dir: Path,
     out: list[BuiltWheel] = []
     for vdir in verified:
         meta = Metadata.read(vdir / "metadata.json")
+        try:
+            tags = wheel_tags(vdir.name)
+        except ValueError as exc:
+            raise KernelkitError(str(exc), hint="convert the repository's torch variants "
+                                 "only, or load this one with get_kernel") from None
+        if meta.build_layout != "files":
+            raise KernelkitError(f"variant {vdir.name}: build-layout {meta.build_layout!r} "
+                                 "(the package inside a zip archive) cannot become a wheel",
+                                 hint="load it with get_kernel instead")
         spec = WheelSpec(name=project_name(repo_id), package=package, repo_id=repo_id,
                          commit=sel.commit,
                          version=wheel_version(refs, sel.ref, sel.commit, meta),
-                         tags=wheel_tags(vdir.name),
+                         tags=tags,
                          summary=f"{meta.name} kernel ({vdir.name}) from {repo_id}",
                          license=meta.license)
         out.append(BuiltWheel(vdir.name, write_wheel(vdir, spec, dest)))

@@ -89,10 +89,17 @@ def torch_requirement(v: Variant) -> str:
 
 
 def wheel_tags(variant: str) -> WheelTags:
+    """The tags of ``variant``'s wheel; ``ValueError`` for MLX and SDK variants (no torch
+    package to make a wheel of)."""
     v = parse_variant(variant)
-    if v.is_noarch:
+    if v.framework == "torch-noarch":
         return WheelTags("py3", "none", "any", local_label(v), True, torch_requirement(v))
-    return WheelTags("cp39", "abi3", platform_tag(v), local_label(v), False, torch_requirement(v))
+    if not v.is_arch:
+        raise ValueError(f"variant {variant}: kernelkit makes wheels of torch and tvm-ffi "
+                         "variants only")
+    py = v.python_version or (3, 9)
+    return WheelTags(f"cp{py[0]}{py[1]}", v.python_abi or "abi3", platform_tag(v), local_label(v),
+                     False, torch_requirement(v))
 
 
 def distribution_name(name: str) -> str:
