@@ -9,6 +9,7 @@ need a compile. End-to-end tests use really compiled kernels (see ``conftest.py`
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata
@@ -53,16 +54,27 @@ def make_variant(
     factor: float = 2.0,
     tag: str = "v1",
     backend: str | None = None,
+    init_extra: str = "",
+    sealed: bool = True,
+    **metadata: Any,
 ) -> Path:
-    """Write ``build_dir/variant`` with a sealed metadata.json; return the variant dir."""
+    """Write ``build_dir/variant`` with a sealed metadata.json; return the variant dir.
+
+    ``metadata``: more ``Metadata`` fields (``archs``, ``kernels_minver``, ``kernel_depends``);
+    ``init_extra``: code appended to ``__init__.py``; ``sealed=False``: no digest."""
     backend = backend or ("cuda" if "-cu" in variant or variant == "torch-cuda" else "cpu")
     ns = f"_{name.replace('-', '_')}_{backend}_{uid}"
     vdir = build_dir / variant
     vdir.mkdir(parents=True, exist_ok=True)
-    (vdir / "__init__.py").write_text(INIT_TEMPLATE.format(ns=ns, factor=factor, tag=tag))
+    (vdir / "__init__.py").write_text(INIT_TEMPLATE.format(ns=ns, factor=factor, tag=tag)
+                                      + init_extra)
     (vdir / "_ops.py").write_text(OPS_TEMPLATE.format(ns=ns))
-    meta = Metadata(name=name, id=ns, version=version, license="Apache-2.0", backend=backend)
-    seal_variant(vdir, meta)
+    meta = Metadata(name=name, id=ns, version=version, license="Apache-2.0", backend=backend,
+                    **metadata)
+    if sealed:
+        seal_variant(vdir, meta)
+    else:
+        meta.write(vdir / "metadata.json")
     return vdir
 
 
