@@ -83,3 +83,69 @@ def loaded_id(module: object) -> str:
     from kernelkit import get_loaded_kernels
 
     return next(lk.metadata.id for lk in get_loaded_kernels() if lk.module is module)
+
+
+LAYERS_INIT = '''\
+import torch
+
+from . import layers
+from ._ops import ops, add_op_namespace_prefix
+
+CALLS = layers.CALLS
+
+
+def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+    CALLS.append(("silu_and_mul", tuple(x.shape)))
+    d = x.shape[-1] // 2
+    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+'''
+
+LAYERS_MODULE = '''\
+import torch
+from torch import nn
+
+CALLS = []
+
+
+def _silu_and_mul(name, x):
+    CALLS.append((name, tuple(x.shape)))
+    d = x.shape[-1] // 2
+    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+
+
+class SiluAndMul(nn.Module):
+    can_torch_compile = True
+    has_backward = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _silu_and_mul("SiluAndMul", x)
+
+
+class NoBackward(nn.Module):
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _silu_and_mul("NoBackward", x)
+
+
+class NoCompile(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _silu_and_mul("NoCompile", x)
+'''
+
+
+def make_layers_variant(build_dir: Path, variant: str, *, name: str = "act-layers",
+                        uid: str = "abc1234") -> Path:
+    """A pure-Python kernel with a ``layers`` module (``SiluAndMul`` with backward and
+    torch.compile support, ``NoBackward``, ``NoCompile``) and a function ``silu_and_mul``;
+    every call is appended to the kernel's ``CALLS`` list. Loads with kernelkit and upstream."""
+    ns = f"_{name.replace('-', '_')}_cpu_{uid}"
+    vdir = build_dir / variant
+    vdir.mkdir(parents=True, exist_ok=True)
+    (vdir / "__init__.py").write_text(LAYERS_INIT)
+    (vdir / "layers.py").write_text(LAYERS_MODULE)
+    (vdir / "_ops.py").write_text(OPS_TEMPLATE.format(ns=ns))
+    seal_variant(vdir, Metadata(name=name, id=ns, version=1, license="Apache-2.0",
+                                backend="cpu"))
+    return vdir
