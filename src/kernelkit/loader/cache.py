@@ -19,6 +19,12 @@ Layout (one directory per repository; everything under a commit is immutable)::
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
         .locks/<commit>.<variant>.lock  per-variant download lock
+        .locks/repo.lock                held shared by every download into the folder, taken
+                                        exclusively by ``kernelkit cache rm/prune``
+                                        (``cache_admin.py``): nothing is deleted while another
+                                        process installs
+        repo.json                       ``{"repo_id", "hub"}``: whose folder this is (the name
+                                        only hashes them), for ``kernelkit cache ls``
 
 Offline mode resolves versions, branches and tags through ``refs/`` and never needs the hub
 (``kernelkit.loader.offline.select_offline``). A ref file directly under ``refs/`` (the layout
@@ -45,6 +51,8 @@ from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
 STALE_TEMP_S = 60.0  # a temp file of a tiny write this old belongs to a killed writer
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 REF_KINDS = ("heads", "tags", "resolved")  # the namespaces under refs/ (module docstring)
+RECORD = "repo.json"  # whose folder this is (module docstring)
+REPO_LOCK = "repo.lock"  # under .locks/: shared by downloads, exclusive for removals
 
 
 def is_full_commit(revision: str) -> bool:
@@ -86,6 +94,25 @@ class RepoCache:
     def lock_path(self, commit: str, variant: str) -> Path:
         return self.root / ".locks" / f"{commit}.{variant}.lock"
 
+    def repo_lock_path(self) -> Path:
+        return self.root / ".locks" / REPO_LOCK
+
+    def _write(self, path: Path, text: str) -> None:
+        """Write ``path`` atomically, recording whose folder this is on the first write; one
+        retry if ``kernelkit cache rm`` removed the folder between the two steps."""
+        for attempt in (1, 2):
+            try:
+                record = self.root / RECORD
+                # a label (install_from_folder's "(the cache folder X)") is not an identity
+                if not record.is_file() and not self.hub.startswith("("):
+                    atomic_write_text(record, json.dumps({"repo_id": self.repo_id,
+                                                          "hub": self.hub}))
+                atomic_write_text(path, text)
+                return
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+
     # --- refs -----------------------------------------------------------------------------
 
     def ref_path(self, kind: str, ref: str) -> Path:
@@ -109,7 +136,7 @@ class RepoCache:
             return
         if self.read_ref(kind, ref) != commit:
             remove_stale_temp_files(self.ref_path(kind, ref), STALE_TEMP_S)
-            atomic_write_text(self.ref_path(kind, ref), commit)
+            self._write(self.ref_path(kind, ref), commit)
 
     def forget_ref(self, kind: str, ref: str) -> None:
         self.ref_path(kind, ref).unlink(missing_ok=True)
@@ -151,5 +178,5 @@ class RepoCache:
 
     def write_variants(self, commit: str, names: list[str]) -> None:
         remove_stale_temp_files(self.commit_dir(commit) / "variants.json", STALE_TEMP_S)
-        atomic_write_text(self.commit_dir(commit) / "variants.json",
-                          json.dumps({"variants": sorted(names)}))
+        self._write(self.commit_dir(commit) / "variants.json",
+                    json.dumps({"variants": sorted(names)}))
