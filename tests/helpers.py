@@ -8,6 +8,7 @@ need a compile. End-to-end tests use really compiled kernels (see ``conftest.py`
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +150,22 @@ def make_layers_variant(build_dir: Path, variant: str, *, name: str = "act-layer
     seal_variant(vdir, Metadata(name=name, id=ns, version=1, license="Apache-2.0",
                                 backend="cpu"))
     return vdir
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``kernelkit ARGS`` run in this process through the real entry point
+    (``kernelkit.cli.main.main``), stdout and stderr captured: a CLI test without paying an
+    interpreter start and a torch import per call. Settings come from ``os.environ``."""
+    import contextlib
+    import io
+
+    from kernelkit.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's own errors
+            code = int(exc.code or 0)
+    return subprocess.CompletedProcess(["kernelkit", *args], code, out.getvalue(),
+                                       err.getvalue())

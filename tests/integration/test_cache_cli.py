@@ -19,15 +19,16 @@ from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader import api
 from kernelkit.loader.cache_admin import tree_size
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant
+from tests.helpers import make_variant, run_cli
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 REPO = "kernels-community/demo"
 
 
 def kernelkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kernelkit", *args], capture_output=True,
-                          text=True, timeout=180, env={**os.environ, **(env or {})})
+    """The real CLI in this process (tests/helpers.py ``run_cli``): every call names its
+    cache with --cache-dir, so ``env`` is not needed."""
+    return run_cli(*args)
 
 
 def publish(hub: LocalGitHub, tmp: Path, branch: str = "v1", factor: float = 2.0) -> str:

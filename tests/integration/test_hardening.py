@@ -455,7 +455,7 @@ def test_check_config_refuses_parent_and_absolute_source_paths(tmp_path: Path) -
 
 
 def test_offline_mode_refuses_hub_commands(tmp_path: Path) -> None:
-    for args in (["versions", "acme/x"], ["info", "acme/x"], ["lock", str(tmp_path)],
+    for args in (["info", "acme/x"], ["lock", str(tmp_path)],
                  ["download", str(tmp_path)]):
         err = one_line_error(cli(*args, "--hub", str(tmp_path / "hub"),
                                  env={"KERNELKIT_OFFLINE": "1"}))

@@ -182,6 +182,31 @@ def get_kernel_variants(
     return _rank(repo_id, revision, version, backend, hub, cache_dir)[4]
 
 
+def rank_kernel_variants(repo_id: str, *, revision: str | None = None,
+                         version: int | str | None = None, backend: str | None = None,
+                         hub: Hub | None = None, cache_dir: Path | None = None
+                         ) -> tuple[str, list[Decision]]:
+    """:func:`get_kernel_variants` with the commit the revision or version resolved to."""
+    _, _, _, commit, decisions = _rank(repo_id, revision, version, backend, hub, cache_dir)
+    return commit, decisions
+
+
+def get_kernel_versions(repo_id: str, *, hub: Hub | None = None,
+                        cache_dir: Path | None = None) -> dict[int, str]:
+    """The major versions of ``repo_id`` (branches ``v<N>``) -> commit, from the hub (and
+    recorded for offline use), or in offline mode from the refs recorded in the cache."""
+    from kernelkit.loader.offline import cached_refs, record_refs
+    from kernelkit.loader.versions import major_versions
+
+    settings = read_settings(cache_dir=cache_dir)
+    rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
+    if settings.offline:
+        return major_versions(cached_refs(rc))
+    refs = LazyHub(hub, settings.open_hub).get().list_refs(repo_id)
+    record_refs(rc, refs)
+    return major_versions(refs)
+
+
 def _rank(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
           hub: Hub | None, cache_dir: Path | None
           ) -> tuple[Settings, LazyHub, RepoCache, str, list[Decision]]:
