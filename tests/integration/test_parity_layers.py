@@ -322,3 +322,37 @@ def test_kernelize_fallback_is_exported_and_checked() -> None:
     with pytest.raises(TypeError, match="bool or a KernelizeFallback"):
         kernelkit.kernelize(torch.nn.Linear(2, 2), mode=Mode.INFERENCE,
                             use_fallback="yes")  # type: ignore[arg-type]
+
+
+def test_func_repository_from_a_hub(locked_project: dict[str, Any],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``use_kernel_func_from_hub`` + ``FuncRepository``: the kernel's function, downloaded from
+    a real local hub by version, replaces the marked function inside a model."""
+    import kernelkit
+
+    monkeypatch.setenv("KERNELKIT_HUB", str(locked_project["tmp"] / "hub"))
+
+    @kernelkit.use_kernel_func_from_hub("silu_and_mul")
+    def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+        d = x.shape[-1] // 2
+        return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+
+    @kernelkit.use_kernelized_func(silu_and_mul)
+    class Block(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return silu_and_mul(x)
+
+    block = Block()
+    repo = kernelkit.FuncRepository("kernels-community/act-layers", func_name="silu_and_mul",
+                                    version=1)
+    assert str(repo) == ("`kernels-community/act-layers` (version: 1), function "
+                         "`silu_and_mul`")
+    with use_kernel_mapping({"silu_and_mul": {"cpu": repo}}, inherit_mapping=False):
+        kernelkit.kernelize(block, mode=Mode.INFERENCE, device="cpu")
+    x = torch.randn(2, 6)
+    torch.testing.assert_close(block(x), torch.nn.functional.silu(x[..., :3]) * x[..., 3:])
+    [loaded] = [k for k in kernelkit.get_loaded_kernels() if k.metadata.name == "act-layers"]
+    assert loaded.module.CALLS == [("silu_and_mul", (2, 6))]
+    assert loaded.repo_info is not None and loaded.repo_info.revision == locked_project["sha"]
+    [(key, func)] = kernelkit.get_kernelized_layers(block).funcs.items()
+    assert key == ("", "silu_and_mul") and func.repo is repo
