@@ -98,9 +98,10 @@ def hub_dependency_loader(root: str, *, backend: str | None,
                           trust_remote_code: bool | Sequence[str], check_arch: bool,
                           hub: Hub | None, cache_dir: Path | None) -> LoadDeps:
     """What loads the ``kernel-depends`` of ``root``: ``get_kernel`` of each, depth first."""
-    from kernelkit.loader.kernel_deps import kernel_dependencies, load_dependencies
 
     def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
+        from kernelkit.loader.kernel_deps import kernel_dependencies, load_dependencies
+
         return load_dependencies(
             root, kernel_dependencies(metadata, variant_dir / "metadata.json"),
             lambda dep: get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
