@@ -212,3 +212,46 @@ def test_removals_never_touch_a_download_in_progress(tmp_path: Path) -> None:
     out = kernelkit("cache", "rm", REPO, "--cache-dir", str(tmp_path / "cache"), env=env)
     assert out.returncode == 0, out.stderr
     assert not folder.exists()
+
+
+@pytest.mark.slow
+def test_a_real_compiled_build_through_the_hub(img2gray_cpu_build: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled img2gray build (tests/conftest.py), published to a real local hub: loaded
+    from the hub it is the module a local load of the same build gives (one build per id),
+    `variants` prefers it, `cache ls` counts its shared library, `cache rm` and a new load
+    download it again."""
+    from kernelkit import get_loaded_kernels
+
+    monkeypatch.setenv("KERNELKIT_CACHE", str(tmp_path / "cache"))
+    hub = LocalGitHub(tmp_path / "hub")
+    build = img2gray_cpu_build.parent
+    files = {f"build/{p.relative_to(build).as_posix()}": p
+             for p in sorted(build.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    commit = hub.publish("kernelkit-examples/img2gray", "v1", files)
+    local = api.get_local_kernel(img2gray_cpu_build)
+    from_hub = api.get_kernel("kernelkit-examples/img2gray", version=1, hub=hub,
+                              trust_remote_code=True)
+    assert from_hub is local
+    assert any(lk.repo_info is not None and lk.repo_info.revision == commit
+               for lk in get_loaded_kernels() if lk.module is local)
+
+    out = run_cli("variants", "kernelkit-examples/img2gray", "--json", "--hub", str(hub.root))
+    [row] = json.loads(out.stdout)["revisions"]
+    assert (row["version"], row["commit"]) == (1, commit)
+    assert row["variants"][0] == {"variant": img2gray_cpu_build.name, "compatible": True,
+                                  "preferred": True, "reason": None}
+
+    [repo] = ls(tmp_path / "cache")["repos"]
+    [rev] = repo["revisions"]
+    [variant] = rev["variants"]
+    so_size = sum(p.stat().st_size for p in img2gray_cpu_build.glob("*.so"))
+    assert variant["variant"] == img2gray_cpu_build.name and variant["size"] > so_size > 0
+
+    out = run_cli("cache", "rm", "kernelkit-examples/img2gray", "--variant",
+                  img2gray_cpu_build.name, "--cache-dir", str(tmp_path / "cache"))
+    assert out.returncode == 0, out.stderr
+    assert ls(tmp_path / "cache")["repos"][0]["revisions"][0]["variants"] == []
+    variant_dir = api.install_kernel("kernelkit-examples/img2gray", version=1, hub=hub)
+    assert sorted(p.name for p in variant_dir.iterdir()) == sorted(
+        p.name for p in img2gray_cpu_build.iterdir() if p.name != "__pycache__")
