@@ -8,7 +8,9 @@ need a compile. End-to-end tests use really compiled kernels (see ``conftest.py`
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata
@@ -53,16 +55,27 @@ def make_variant(
     factor: float = 2.0,
     tag: str = "v1",
     backend: str | None = None,
+    init_extra: str = "",
+    sealed: bool = True,
+    **metadata: Any,
 ) -> Path:
-    """Write ``build_dir/variant`` with a sealed metadata.json; return the variant dir."""
+    """Write ``build_dir/variant`` with a sealed metadata.json; return the variant dir.
+
+    ``metadata``: more ``Metadata`` fields (``archs``, ``kernels_minver``, ``kernel_depends``);
+    ``init_extra``: code appended to ``__init__.py``; ``sealed=False``: no digest."""
     backend = backend or ("cuda" if "-cu" in variant or variant == "torch-cuda" else "cpu")
     ns = f"_{name.replace('-', '_')}_{backend}_{uid}"
     vdir = build_dir / variant
     vdir.mkdir(parents=True, exist_ok=True)
-    (vdir / "__init__.py").write_text(INIT_TEMPLATE.format(ns=ns, factor=factor, tag=tag))
+    (vdir / "__init__.py").write_text(INIT_TEMPLATE.format(ns=ns, factor=factor, tag=tag)
+                                      + init_extra)
     (vdir / "_ops.py").write_text(OPS_TEMPLATE.format(ns=ns))
-    meta = Metadata(name=name, id=ns, version=version, license="Apache-2.0", backend=backend)
-    seal_variant(vdir, meta)
+    meta = Metadata(name=name, id=ns, version=version, license="Apache-2.0", backend=backend,
+                    **metadata)
+    if sealed:
+        seal_variant(vdir, meta)
+    else:
+        meta.write(vdir / "metadata.json")
     return vdir
 
 
@@ -87,6 +100,8 @@ def plant_bytecode(source: Path, code: str) -> Path:
     pyc.parent.mkdir(exist_ok=True)
     pyc.write_bytes(header + marshal.dumps(compile(code, str(source), "exec")))
     return pyc
+
+
 def to_zip_layout(variant_dir: Path) -> Path:
     """Rewrite a sealed variant in place into kernels 0.19's ``zip`` build layout: the Python
     package moves into ``<metadata id>.zip`` (``__init__.py`` at its root), compiled
@@ -119,3 +134,86 @@ def upstream_examples_dir() -> Path | None:
     candidates = [Path(env)] if env else [p / "shared" / "upstream-examples"
                                           for p in (root, *root.parents)]
     return next((c for c in candidates if c.is_dir()), None)
+LAYERS_INIT = '''\
+import torch
+
+from . import layers
+from ._ops import ops, add_op_namespace_prefix
+
+CALLS = layers.CALLS
+
+
+def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+    CALLS.append(("silu_and_mul", tuple(x.shape)))
+    d = x.shape[-1] // 2
+    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+'''
+
+LAYERS_MODULE = '''\
+import torch
+from torch import nn
+
+CALLS = []
+
+
+def _silu_and_mul(name, x):
+    CALLS.append((name, tuple(x.shape)))
+    d = x.shape[-1] // 2
+    return torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+
+
+class SiluAndMul(nn.Module):
+    can_torch_compile = True
+    has_backward = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _silu_and_mul("SiluAndMul", x)
+
+
+class NoBackward(nn.Module):
+    can_torch_compile = True
+    has_backward = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _silu_and_mul("NoBackward", x)
+
+
+class NoCompile(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _silu_and_mul("NoCompile", x)
+'''
+
+
+def make_layers_variant(build_dir: Path, variant: str, *, name: str = "act-layers",
+                        uid: str = "abc1234") -> Path:
+    """A pure-Python kernel with a ``layers`` module (``SiluAndMul`` with backward and
+    torch.compile support, ``NoBackward``, ``NoCompile``) and a function ``silu_and_mul``;
+    every call is appended to the kernel's ``CALLS`` list. Loads with kernelkit and upstream."""
+    ns = f"_{name.replace('-', '_')}_cpu_{uid}"
+    vdir = build_dir / variant
+    vdir.mkdir(parents=True, exist_ok=True)
+    (vdir / "__init__.py").write_text(LAYERS_INIT)
+    (vdir / "layers.py").write_text(LAYERS_MODULE)
+    (vdir / "_ops.py").write_text(OPS_TEMPLATE.format(ns=ns))
+    seal_variant(vdir, Metadata(name=name, id=ns, version=1, license="Apache-2.0",
+                                backend="cpu"))
+    return vdir
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``kernelkit ARGS`` run in this process through the real entry point
+    (``kernelkit.cli.main.main``), stdout and stderr captured: a CLI test without paying an
+    interpreter start and a torch import per call. Settings come from ``os.environ``."""
+    import contextlib
+    import io
+
+    from kernelkit.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's own errors
+            code = int(exc.code or 0)
+    return subprocess.CompletedProcess(["kernelkit", *args], code, out.getvalue(),
+                                       err.getvalue())

@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "install_kernel": "kernelkit.loader.api",
     "get_loaded_kernels": "kernelkit.loader.api",
     "get_kernel_variants": "kernelkit.loader.api",
+    "get_kernel_dep": "kernelkit.loader.api",
     "LoadedKernel": "kernelkit.loader.api",
     "RepoInfo": "kernelkit.loader.api",
     # locking and offline deployment
@@ -42,6 +43,15 @@ _EXPORTS: dict[str, str] = {
     "replace_kernel_forward_from_hub": "kernelkit.layers",
     "use_kernel_mapping": "kernelkit.layers",
     "register_kernel_mapping": "kernelkit.layers",
+    "KernelizeFallback": "kernelkit.layers",
+    "get_kernelized_layers": "kernelkit.layers",
+    "KernelizedLayer": "kernelkit.layers",
+    "KernelizedFunc": "kernelkit.layers",
+    "KernelizedLayers": "kernelkit.layers",
+    "FuncRepository": "kernelkit.layers",
+    "LocalFuncRepository": "kernelkit.layers",
+    "LockedFuncRepository": "kernelkit.layers",
+    "use_kernel_func_from_hub": "kernelkit.layers",
     # data
     "Metadata": "kernelkit.artifact.metadata",
     "Digest": "kernelkit.artifact.digest",

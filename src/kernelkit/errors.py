@@ -402,6 +402,67 @@ class LocalKernelsError(KernelkitError, ValueError):
     """``LOCAL_KERNELS`` is malformed (a ``ValueError``, as upstream)."""
 
 
+class KernelRefusedError(KernelkitError, RuntimeError):
+    """A kernel was found but must not be loaded here; nothing of it was imported. A
+    ``RuntimeError`` too, as upstream's validators raise. ``kernel`` and ``variant`` name it."""
+
+    def __init__(self, message: str, *, kernel: str, variant: str,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kernel = kernel
+        self.variant = variant
+
+
+class LoaderTooOldError(KernelRefusedError):
+    """``metadata.json`` says ``kernels-minver`` = ``required``: newer than the upstream loader
+    release this kernelkit implements (``implemented``)."""
+
+    def __init__(self, *, kernel: str, variant: str, required: str, implemented: str) -> None:
+        super().__init__(
+            f"Kernel '{kernel}' variant '{variant}' requires kernels>={required}, but this "
+            f"kernelkit implements the kernels {implemented} loader",
+            kernel=kernel, variant=variant,
+            hint="upgrade kernelkit (pip install --upgrade kernelkit), or load an older "
+                 "version of the kernel")
+        self.required = required
+        self.implemented = implemented
+
+
+class UnsupportedArchError(KernelRefusedError):
+    """The build's ``backend.archs`` do not cover this device (``check_arch=True``)."""
+
+    def __init__(self, *, kernel: str, variant: str, device: str,
+                 archs: Sequence[str]) -> None:
+        super().__init__(
+            f"Kernel '{kernel}' variant '{variant}' does not support the current device: "
+            f"{device} is not supported by the architectures of the build: {', '.join(archs)}",
+            kernel=kernel, variant=variant,
+            hint="the declared architectures can be incomplete (e.g. a kernel with a Triton "
+                 "fallback): pass check_arch=False to skip this check; the kernel may then fail "
+                 "or crash at run time on this device")
+        self.device = device
+        self.archs = tuple(archs)
+
+
+class KernelIdConflictError(KernelRefusedError):
+    """A kernel with the same ``metadata.id`` as an already loaded kernel is a different build
+    (its digest differs): ids are unique per build, so one of the two is not what it claims."""
+
+    def __init__(self, *, kernel: str, variant: str, kernel_id: str, loaded: str,
+                 differences: Sequence[str]) -> None:
+        shown = "\n".join(f"  {d}" for d in differences[:10])
+        more = f"\n  ... and {len(differences) - 10} more" if len(differences) > 10 else ""
+        super().__init__(
+            f"Kernel '{kernel}' at {variant} has the same id '{kernel_id}' as the kernel "
+            f"already loaded from {loaded}, but it is a different build:\n{shown}{more}",
+            kernel=kernel, variant=variant,
+            hint="was the kernel modified without rebuilding it? Load one build per id in a "
+                 "process (start a new process to switch builds)")
+        self.kernel_id = kernel_id
+        self.loaded = loaded
+        self.differences = tuple(differences)
+
+
 # --- layers (kernelize) -----------------------------------------------------------------------
 
 
@@ -421,6 +482,15 @@ class KernelDependencyError(KernelkitError, ImportError):
 
 class UnsupportedDependencyError(KernelkitError, ValueError):
     """A kernel's ``python-depends`` names an id that is not in the curated table."""
+
+
+class KernelDepError(KernelkitError, RuntimeError):
+    """``get_kernel_dep`` was called outside a kernel's import, or for a repository the kernel
+    does not list in ``kernel-depends`` (a ``RuntimeError``, as upstream)."""
+
+
+class KernelDepCycleError(KernelDepError, ValueError):
+    """Kernel dependencies form a cycle (a ``ValueError`` too, as upstream)."""
 
 
 # --- command line -------------------------------------------------------------------------------

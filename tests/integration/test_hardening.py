@@ -23,6 +23,7 @@ from kernelkit.errors import (  # noqa: E402
     ExitCode,
     HubError,
     IntegrityError,
+    KernelIdConflictError,
     KernelkitError,
     LockError,
     OfflineError,
@@ -277,10 +278,17 @@ def test_an_impostor_claiming_another_kernels_id_is_not_returned_for_it(
     files = {f"build/{p.relative_to(build).as_posix()}": p for p in build.rglob("*")
              if p.is_file()}
     hub.publish("evil/k", "v1", files)
-    fake = api.get_kernel("evil/k", version=1, trust_remote_code=True, hub=hub)
     real = api.get_kernel("good/k", version=1, trust_remote_code=True, hub=hub)
+    before = set(sys.modules)
+    with pytest.raises(KernelIdConflictError, match="different build") as info:
+        api.get_kernel("evil/k", version=1, trust_remote_code=True, hub=hub)
+    assert info.value.kernel_id == f"_demo_cpu_{real_uid}"
+    assert "__init__.py: different content" in info.value.differences
+    assert set(sys.modules) == before  # the impostor's code never ran
     x = torch.ones(1)
-    assert fake is not real and torch.equal(real.scale(x), x * 2)
+    assert torch.equal(real.scale(x), x * 2)
+    assert all(lk.module is real for lk in api.get_loaded_kernels()
+               if lk.metadata.id == f"_demo_cpu_{real_uid}")
 
 
 @pytest.mark.parametrize("bad_id", ["json\n", "a.b", "os.path", "", "1abc", "x" * 500])
@@ -450,7 +458,7 @@ def test_check_config_refuses_parent_and_absolute_source_paths(tmp_path: Path) -
 
 
 def test_offline_mode_refuses_hub_commands(tmp_path: Path) -> None:
-    for args in (["versions", "acme/x"], ["info", "acme/x"], ["lock", str(tmp_path)],
+    for args in (["info", "acme/x"], ["lock", str(tmp_path)],
                  ["download", str(tmp_path)]):
         err = one_line_error(cli(*args, "--hub", str(tmp_path / "hub"),
                                  env={"KERNELKIT_OFFLINE": "1"}))

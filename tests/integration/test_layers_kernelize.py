@@ -18,6 +18,7 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import KernelLayerError, KernelMappingError
 from kernelkit.layers import (
+    KernelizeFallback,
     LayerRepository,
     LocalLayerRepository,
     LockedLayerRepository,
@@ -259,12 +260,22 @@ def test_mode_unsupported_by_the_layer_falls_back(kernel_dir: Path, caplog: Any)
         kernelize(model, mode=Mode.INFERENCE | Mode.TORCH_COMPILE, use_fallback=False)
 
 
-def test_repository_registered_for_a_mode_the_layer_lacks(kernel_dir: Path) -> None:
+def test_training_without_backward_keeps_the_original_forward(kernel_dir: Path) -> None:
+    """As upstream 0.19.1: a layer without backward serves inference, even registered for
+    training, and in training mode the original forward stays (it used to raise)."""
     model = make_model()
     register_kernel_mapping({"SiluAndMul": {"cpu": {
         Mode.TRAINING: local(kernel_dir, "NoBackward")}}})
+    kernelize(model, mode=Mode.INFERENCE)
+    assert "forward" in model[1].__dict__
+    kernelize(model, mode=Mode.TRAINING)
+    assert "forward" not in model[1].__dict__
+    kernelize(model, mode=Mode.TRAINING, use_fallback=KernelizeFallback.NO_COMPATIBLE_MODE)
+    assert "forward" not in model[1].__dict__
     with pytest.raises(KernelMappingError, match="does not support backward"):
-        kernelize(model, mode=Mode.INFERENCE)
+        kernelize(model, mode=Mode.TRAINING, use_fallback=False)
+    with pytest.raises(KernelMappingError, match="does not support backward"):
+        kernelize(model, mode=Mode.TRAINING, use_fallback=KernelizeFallback.NO_LAYER)
 
 
 @pytest.mark.parametrize(("layer", "message"), [

@@ -35,13 +35,14 @@ def test_variants_hub_and_local(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == f"System: {detect_system().describe()}"
-    assert lines[2] == f"{HOST} compatible, preferred \u2705"
-    assert lines[3].startswith("torch-cuda: backend (cuda) does not match")
+    assert lines[2].startswith("Version 1 (")
+    assert lines[4] == f"{HOST} compatible, preferred \u2705"
+    assert lines[5].startswith("torch-cuda: backend (cuda) does not match")
 
     out = kernelkit("variants", str(tmp_path / "proj"), "--json", "--backend", "cpu", env=env)
-    data = json.loads(out.stdout)
-    assert [(v["variant"], v["accepted"]) for v in data["variants"]] == [
-        (HOST, True), ("torch-cuda", False)]
+    [row] = json.loads(out.stdout)["revisions"]
+    assert [(v["variant"], v["compatible"], v["preferred"]) for v in row["variants"]] == [
+        (HOST, True, True), ("torch-cuda", False, False)]
 
     out = kernelkit("variants", "acme/demo", "--version", "3", "--hub", str(tmp_path / "hub"),
                     env=env)

@@ -31,12 +31,18 @@ def kk(*args: str) -> str:
     return out.stdout
 
 
-def test_versions_lists_refs_and_variant_decisions(tmp_path: Path) -> None:
+def test_versions_is_deprecated_for_variants_all_versions(tmp_path: Path) -> None:
     hub, commit = publish(tmp_path)
-    out = kk("versions", REPO, "--hub", str(hub.root))
-    assert f"Version v1 ({commit[:12]}):" in out and f"Release v1.0.0 ({commit[:12]}):" in out
-    assert "torch-cpu compatible" in out
-    assert "torch214-cxx11-cu130-x86_64-linux: " in out  # rejected, with a reason
+    proc = subprocess.run([sys.executable, "-m", "kernelkit", "versions", REPO, "--hub",
+                           str(hub.root)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "`kernelkit versions` is deprecated" in proc.stderr
+    assert "use `kernelkit variants --all-versions`" in proc.stderr
+    assert proc.stdout == kk("variants", REPO, "--all-versions", "--hub", str(hub.root))
+    assert f"Version 1 ({commit[:12]}):" in proc.stdout and "torch-cpu compatible" in proc.stdout
+    assert "torch214-cxx11-cu130-x86_64-linux: " in proc.stdout  # rejected, with a reason
+    as_json = json.loads(kk("versions", REPO, "--json", "--hub", str(hub.root)))
+    assert [r["revision"] for r in as_json["revisions"]] == ["v1"]
 
 
 def test_info_json_and_human(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ import pytest
 import torch
 from torch import nn
 
-from kernelkit.errors import KernelLayerError, KernelMappingError
+from kernelkit.errors import KernelLayerError
 from kernelkit.layers import Mode, replace_kernel_forward_from_hub, use_kernel_forward_from_hub
 from kernelkit.layers.decorators import use_kernelized_func
-from kernelkit.layers.validate import unsupported_mode, validate_layer, validate_layer_for_mode
+from kernelkit.layers.validate import unsupported_mode, validate_layer
 
 
 class Original(nn.Module):
@@ -92,11 +92,6 @@ def test_mode_support_flags() -> None:
     assert "torch.compile" in str(unsupported_mode(Plain, Mode.INFERENCE | Mode.TORCH_COMPILE))
     assert "backward" in str(unsupported_mode(Good, Mode.TRAINING))
     assert unsupported_mode(Good, Mode.INFERENCE | Mode.TORCH_COMPILE) is None
-    with pytest.raises(KernelMappingError, match="does not support backward"):
-        validate_layer_for_mode(Good, Mode.TRAINING, "L", "repo")
-    with pytest.raises(KernelMappingError, match=r"does not support torch.compile"):
-        validate_layer_for_mode(Plain, Mode.INFERENCE | Mode.TORCH_COMPILE, "L", "repo")
-    validate_layer_for_mode(Plain, Mode.FALLBACK, "L", "repo")  # fallback is never rejected
 
 
 def test_class_decorator_marks_and_returns_the_class() -> None:

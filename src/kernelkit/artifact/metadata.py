@@ -18,6 +18,8 @@ from kernelkit.util.fs import atomic_write_text
 from kernelkit.util.inputs import MAX_JSON_BYTES, parse_json, read_input
 
 _COMMIT_RE = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})\Z")
+#: ``kernels-minver``: exactly three dot-separated numbers, as upstream's reader requires
+_MINVER_RE = re.compile(r"[0-9]{1,9}\.[0-9]{1,9}\.[0-9]{1,9}")
 NAME_RE = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]\Z")
 #: ``id`` names the torch ops namespace; it is checked, and never used as a module name.
 ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
@@ -64,6 +66,8 @@ class Metadata:
     digest: Digest | None = None
     provenance: Provenance | None = None
     build_layout: str = "files"
+    #: ``kernels-minver``: the oldest upstream ``kernels`` loader that may load this build
+    kernels_minver: tuple[int, int, int] | None = None
 
     @property
     def python_name(self) -> str:
@@ -77,6 +81,8 @@ class Metadata:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "id": self.id, "version": self.version,
                                "license": self.license}
+        if self.kernels_minver is not None:
+            out["kernels-minver"] = ".".join(str(p) for p in self.kernels_minver)
         if self.upstream is not None:
             out["upstream"] = self.upstream
         if self.source is not None:
@@ -190,7 +196,18 @@ def _from_json(data: dict[str, Any]) -> Metadata:
         digest=digest,
         provenance=prov,
         build_layout=layout,
+        kernels_minver=_minver(data),
     )
+
+
+def _minver(data: dict[str, Any]) -> tuple[int, int, int] | None:
+    value = data.get("kernels-minver")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _MINVER_RE.fullmatch(value):
+        raise ValueError(f"'kernels-minver' must be a version string x.y.z, got {value!r:.80}")
+    major, minor, patch = (int(p) for p in value.split("."))
+    return major, minor, patch
 
 
 def _opt_str(data: dict[str, Any], key: str) -> str | None:

@@ -1,4 +1,8 @@
-"""``kernelkit info REPO-OR-PATH [--revision R | --version V] [--json] [--hub HUB]``."""
+"""``kernelkit info REPO-OR-PATH [--revision R | --version V] [--dep-tree] [--json] [--hub HUB]``.
+
+As upstream 0.19's ``kernels info``: the metadata of the variant this machine would load, its
+kernel dependencies (transitively, resolved on the hub; ``--dep-tree`` draws them as a tree, a
+nested object with ``--json``) and the Python dependencies of the whole tree."""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-_LABELS = [("name", "Name"), ("version", "Version"), ("license", "License"),
+_LABELS = [("variant", "Variant"), ("name", "Name"), ("version", "Version"),
+           ("kernels_minver", "Minimum kernels version"), ("license", "License"),
            ("upstream", "Upstream"), ("source", "Source"),
-           ("python_depends", "Python dependencies"), ("backends", "Backends"),
+           ("kernel_depends", "Kernel dependencies"), ("python_depends", "Python dependencies"),
+           ("backends", "Backends"),
            ("variants", "Variants")]
 
 
@@ -19,6 +25,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     g = p.add_mutually_exclusive_group()
     g.add_argument("--revision", help="branch, tag or commit")
     g.add_argument("--version", help="major version (1) or specifier ('>=1.1,<2')")
+    p.add_argument("--dep-tree", action="store_true",
+                   help="show the kernel dependencies as a tree (a nested object with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
     p.set_defaults(func=run)
@@ -29,6 +37,12 @@ def _human(info: dict[str, Any]) -> str:
              [f"Repository: {info['repo_id']}", f"Revision: {info['revision']}",
               f"Commit: {info['commit']}"])
     for key, label in _LABELS:
+        if key == "kernel_depends" and "dependency_tree" in info:
+            from kernelkit.lock.report import format_tree
+
+            root = info.get("repo_id", info.get("path"))
+            lines += ["Kernel dependencies:", *format_tree(str(root), info["dependency_tree"])]
+            continue
         value = info.get(key)
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
@@ -50,12 +64,15 @@ def run(args: argparse.Namespace) -> int:
         if args.revision or args.version:
             raise UsageError("--revision/--version only apply to hub kernels, not to "
                                  f"the local directory {path}")
-        info = local_info(path)
+        from kernelkit.cli.online import open_online_hub
+
+        info = local_info(path, hub=lambda: open_online_hub(args.hub, "info"),
+                          dep_tree=args.dep_tree)
     else:
         from kernelkit.cli.online import open_online_hub
 
         version: int | str | None = args.version
         info = hub_info(open_online_hub(args.hub, "info"), args.kernel, revision=args.revision,
-                        version=version)
+                        version=version, dep_tree=args.dep_tree)
     print(json.dumps(info, indent=2) if args.json else _human(info))
     return 0

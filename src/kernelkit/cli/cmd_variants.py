@@ -1,7 +1,12 @@
-"""``kernelkit variants REPO|PATH [--version N | --revision R]``: the loader's decision trace.
+"""``kernelkit variants REPO|PATH``: the loader's decision trace, per version (upstream 0.19's
+``kernels variants``).
 
-Shows every build variant of one revision with whether it fits this machine and why, in the
-loader's preference order; the first line marked ``preferred`` is what ``get_kernel`` loads.
+Shows the build variants of the latest major version (default), of one ``--version N|latest``
+(or, kernelkit's addition, a specifier over release tags such as ``">=1.1,<2"``), of every
+major version (``--all-versions``) or of one ``--revision``, each with whether it fits this
+machine and why, in the loader's preference order; the one marked ``preferred`` is what
+``get_kernel`` loads. ``--only-compatible`` leaves out the rest. A local directory is ranked
+as it is. Exit code 1 when no listed revision has a variant that fits.
 """
 
 from __future__ import annotations
@@ -9,11 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernelkit.errors import ExitCode
 
 if TYPE_CHECKING:
+    from kernelkit.lock.report import RevisionVariants
     from kernelkit.variants.choose import Decision
     from kernelkit.variants.host import System
 
@@ -21,54 +27,96 @@ if TYPE_CHECKING:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "variants", help="show which build variant get_kernel would load here, and why",
-        description="Rank the build variants of a kernel (a hub repository at one version or "
-        "revision, or a local directory) for this machine, with a reason for each.")
-    p.add_argument("kernel", help="org/name on the hub, or a local kernel directory")
-    which = p.add_mutually_exclusive_group()
-    which.add_argument(
-        "--version", type=str, default=None,
-        help='major version (branch v<N>) or a specifier over release tags, e.g. ">=1.1,<2"',
-    )
-    which.add_argument("--revision", default=None, help="branch, tag or commit")
-    p.add_argument("--backend", default=None, help="judge variants for this backend (cpu, ...)")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
-    p.add_argument("--json", action="store_true", help="print JSON")
+        description="Rank the build variants of a kernel (a hub repository, by default its "
+        "latest major version, or a local directory) for this machine, with a reason for each.")
+    add_arguments(p)
     p.set_defaults(func=run)
 
 
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kernel", help="org/name on the hub, or a local kernel directory")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--all-versions", action="store_true",
+                       help="every major version (default: the latest only)")
+    which.add_argument(
+        "--version", type=str, default=None,
+        help='a major version N (branch vN), "latest", or a specifier over release tags, '
+             'e.g. ">=1.1,<2"',
+    )
+    which.add_argument("--revision", default=None, help="branch, tag or commit")
+    p.add_argument("--only-compatible", action="store_true",
+                   help="only the variants that fit this machine")
+    p.add_argument("--backend", default=None, help="judge variants for this backend (cpu, ...)")
+    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.variants.choose import format_trace
     from kernelkit.variants.host import detect_system
 
     system = detect_system(args.backend)
-    decisions = _decisions(args, system)
+    rows = _rows(args, system)
+    if args.only_compatible:
+        for row in rows:
+            row.decisions[:] = [d for d in row.decisions if d.accepted]
     if args.json:
-        print(json.dumps({
-            "system": system.describe(),
-            "variants": [{"variant": d.variant, "accepted": d.accepted, "reason": d.reason}
-                         for d in decisions],
-        }, indent=2))
+        key = "path" if Path(args.kernel).is_dir() else "repo_id"
+        print(json.dumps({key: args.kernel, "system": system.describe(),
+                          "revisions": [_row_json(r) for r in rows]}, indent=2))
     else:
-        print(f"System: {system.describe()}\n")
-        print(format_trace(decisions) or "(no build variants)")
-    return ExitCode.OK if decisions and decisions[0].accepted else ExitCode.ERROR
+        _print(rows, system, only_compatible=args.only_compatible)
+    fits = any(d.accepted for row in rows for d in row.decisions)
+    return ExitCode.OK if fits else ExitCode.ERROR
 
 
-def _decisions(args: argparse.Namespace, system: System) -> list[Decision]:
+def _rows(args: argparse.Namespace, system: System) -> list[RevisionVariants]:
     from kernelkit.errors import UsageError
-    from kernelkit.variants.choose import rank_variants
+    from kernelkit.lock.report import RevisionVariants
 
     path = Path(args.kernel)
     if path.is_dir():
-        if args.version is not None or args.revision is not None:
-            raise UsageError(f"{path} is a local directory: --version/--revision do not apply")
+        if args.version is not None or args.revision is not None or args.all_versions:
+            raise UsageError(f"{path} is a local directory: --version/--revision/"
+                             "--all-versions do not apply")
         from kernelkit.artifact.layout import discover_variants
+        from kernelkit.variants.choose import rank_variants
 
         tree = discover_variants(path)
-        return rank_variants(tree.names if tree else [], system)
+        return [RevisionVariants(None, str(path), "", rank_variants(
+            tree.names if tree else [], system))]
     from kernelkit.hub import open_hub
-    from kernelkit.loader.api import get_kernel_variants
+    from kernelkit.lock.report import variants_report
 
-    hub = open_hub(args.hub) if args.hub else None
-    return get_kernel_variants(args.kernel, revision=args.revision, version=args.version,
-                               backend=args.backend, hub=hub)
+    return variants_report(args.kernel, all_versions=args.all_versions, version=args.version,
+                           revision=args.revision, backend=args.backend,
+                           hub=open_hub(args.hub) if args.hub else None)
+
+
+def _row_json(row: RevisionVariants) -> dict[str, Any]:
+    """Upstream's keys (``version``, ``revision``, per variant ``variant``, ``compatible``,
+    ``preferred``, ``reason``: ``null`` when compatible) plus ``commit``."""
+    preferred = _preferred(row.decisions)
+    return {"version": row.version, "revision": row.revision, "commit": row.commit or None,
+            "variants": [{"variant": d.variant, "compatible": d.accepted,
+                          "preferred": d.variant == preferred,
+                          "reason": None if d.accepted else d.reason}
+                         for d in row.decisions]}
+
+
+def _preferred(decisions: list[Decision]) -> str | None:
+    return next((d.variant for d in decisions if d.accepted), None)
+
+
+def _print(rows: list[RevisionVariants], system: System, *, only_compatible: bool) -> None:
+    from kernelkit.variants.choose import format_trace
+
+    print(f"System: {system.describe()}")
+    for row in rows:
+        if row.version is not None:
+            label = f"Version {row.version} ({row.commit[:12]})"
+        elif row.commit:
+            label = f"Revision {row.revision} ({row.commit[:12]})"
+        else:
+            label = f"Path {row.revision}"
+        empty = "No compatible variants found." if only_compatible else "No build variants found."
+        print(f"\n{label}:\n\n{format_trace(row.decisions) or empty}")

@@ -1,36 +1,33 @@
-"""``kernelkit versions REPO [--hub HUB] [--backend B]``: versions and fitting variants."""
+"""``kernelkit versions REPO``: deprecated, as upstream's ``kernels versions`` (0.19 announces
+its removal for 0.20): it prints a note on stderr and runs ``kernelkit variants
+--all-versions`` (same options, same output)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+DEPRECATION = ("`kernelkit versions` is deprecated and will be removed; use "
+               "`kernelkit variants --all-versions` instead")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
-        "versions", help="list a kernel's versions and which variants fit this machine",
-        description="List major versions (branches v<N>), releases (tags v<x.y.z>) and other "
-        "branches/tags with their commits, and for each which build variants this machine "
-        "accepts (and why the others are rejected).")
-    p.add_argument("repo_id", help="kernel repository, org/name")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+        "versions", help="deprecated: use `kernelkit variants --all-versions`",
+        description="Deprecated (as upstream's `kernels versions`): the variants of every "
+        "major version and which fit this machine. Use `kernelkit variants --all-versions`.")
+    p.add_argument("kernel", help="kernel repository, org/name")
+    p.add_argument("--only-compatible", action="store_true",
+                   help="only the variants that fit this machine")
     p.add_argument("--backend", default=None, help="judge variants for this backend")
+    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.cli.online import open_online_hub
-    from kernelkit.lock.report import versions_report
-    from kernelkit.variants.choose import format_trace
-    from kernelkit.variants.host import detect_system
+    from kernelkit.cli import cmd_variants
 
-    system = detect_system(args.backend)
-    rows = versions_report(open_online_hub(args.hub, "versions"), args.repo_id, system)
-    print(f"System: {system.describe()}\n")
-    if not any(r.kind in ("version", "release") for r in rows):
-        print(f"Repository does not support kernel versions: {args.repo_id}")
-    for row in rows:
-        label = {"version": "Version", "release": "Release"}.get(row.kind, row.kind.capitalize())
-        print(f"{label} {row.name} ({row.commit[:12]}):\n")
-        print("  " + (format_trace(row.decisions).replace("\n", "\n  ") or "(no variants)"))
-        print()
-    return 0
+    print(f"warning: {DEPRECATION}", file=sys.stderr)
+    return cmd_variants.run(argparse.Namespace(**vars(args), all_versions=True, version=None,
+                                               revision=None))

@@ -10,7 +10,20 @@ from kernelkit.layers.decorators import (
     use_kernelized_func,
 )
 from kernelkit.layers.device import CUDAProperties, Device, ROCMProperties
+from kernelkit.layers.fallback import KernelizeFallback
+from kernelkit.layers.funcs import (
+    FuncRepository,
+    LocalFuncRepository,
+    LockedFuncRepository,
+    use_kernel_func_from_hub,
+)
 from kernelkit.layers.kernelize import kernelize
+from kernelkit.layers.kernelized import (
+    KernelizedFunc,
+    KernelizedLayer,
+    KernelizedLayers,
+    get_kernelized_layers,
+)
 from kernelkit.layers.mapping import register_kernel_mapping, use_kernel_mapping
 from kernelkit.layers.mode import Mode
 from kernelkit.layers.repos import LayerRepository, LocalLayerRepository, LockedLayerRepository
@@ -18,15 +31,24 @@ from kernelkit.layers.repos import LayerRepository, LocalLayerRepository, Locked
 __all__ = [
     "CUDAProperties",
     "Device",
+    "FuncRepository",
+    "KernelizeFallback",
+    "KernelizedFunc",
+    "KernelizedLayer",
+    "KernelizedLayers",
     "LayerRepository",
+    "LocalFuncRepository",
     "LocalLayerRepository",
+    "LockedFuncRepository",
     "LockedLayerRepository",
     "Mode",
     "ROCMProperties",
+    "get_kernelized_layers",
     "kernelize",
     "register_kernel_mapping",
     "replace_kernel_forward_from_hub",
     "use_kernel_forward_from_hub",
+    "use_kernel_func_from_hub",
     "use_kernel_mapping",
     "use_kernelized_func",
 ]

@@ -40,7 +40,7 @@ def use_kernel_forward_from_hub(layer_name: str,
             replace_kernel_forward_from_hub(obj, layer_name, condition)
             return obj
         if inspect.isfunction(obj):
-            module_cls = _module_from_function(obj)
+            module_cls = module_from_function(obj)
             replace_kernel_forward_from_hub(module_cls, layer_name, condition)
             return module_cls()
         raise TypeError("@use_kernel_forward_from_hub can only be applied to classes or "
@@ -49,7 +49,7 @@ def use_kernel_forward_from_hub(layer_name: str,
     return decorator
 
 
-def _module_from_function(func: Callable[..., Any]) -> type:
+def module_from_function(func: Callable[..., Any]) -> type:
     from torch import nn
 
     def forward(self: nn.Module, *args: Any, **kwargs: Any) -> Any:

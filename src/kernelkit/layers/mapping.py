@@ -75,6 +75,12 @@ class DeviceRepos:
         best = min(fits, key=lambda e: (e.high - e.low, -e.order))
         return best.repos
 
+    def repos_for_device(self, device_index: int | None = None) -> ModeRepos | None:
+        """The repositories for GPU ``device_index`` (``None``: the current device) by its
+        capability, as upstream's ``DeviceRepos.repos_for_device``; device types without
+        capabilities ignore the index."""
+        return self.lookup(device_capability(self.device_type, device_index))
+
     def describe_ranges(self) -> str:
         return ", ".join("any" if (e.low, e.high) == _FULL_RANGE else f"{e.low}..{e.high}"
                          for e in self.entries)
@@ -82,6 +88,19 @@ class DeviceRepos:
     def copy(self) -> DeviceRepos:
         return DeviceRepos(self.device_type, [_RangeEntry(e.low, e.high, dict(e.repos), e.order)
                                               for e in self.entries])
+
+
+def device_capability(device_type: str, device_index: int | None = None) -> int | None:
+    """The capability (``major * 10 + minor``) of GPU ``device_index`` (``None``: the current
+    one) for ``cuda``/``rocm``, when one is visible; ``None`` otherwise."""
+    if device_type not in ("cuda", "rocm"):
+        return None
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    major, minor = torch.cuda.get_device_capability(device_index)
+    return int(major) * 10 + int(minor)
 
 
 def _device_range(device: Device) -> tuple[int, int]:

@@ -1,7 +1,10 @@
 """Layer repositories: where ``kernelize`` gets a kernel layer class from.
 
 Each repository is an immutable value (``__eq__``/``__hash__``) with ``load() -> type``; the
-kernel is only downloaded/imported when ``kernelize`` first needs it.
+kernel is only downloaded/imported when ``kernelize`` first needs it. ``check_arch`` (default
+on) is passed to the loader: a build whose ``backend.archs`` miss the current GPU is refused.
+The function repositories (``FuncRepository`` & co, ``funcs.py``) load a kernel's
+function instead of a layer.
 """
 
 from __future__ import annotations
@@ -61,34 +64,38 @@ class LayerRepository:
     """
 
     def __init__(self, repo_id: str, *, layer_name: str, revision: str | None = None,
-                 version: int | None = None, trust_remote_code: TrustArg = False) -> None:
-        if revision is not None and version is not None:
-            raise KernelMappingError("Either a revision or a version must be specified, not "
-                                     f"both. (LayerRepository {repo_id!r}, layer {layer_name})")
-        if revision is None and version is None:
-            raise KernelMappingError("Either a revision or a version must be specified. "
-                                     f"(LayerRepository {repo_id!r}, layer {layer_name})")
+                 version: int | None = None, trust_remote_code: TrustArg = False,
+                 user_agent: str | dict[str, str] | None = None,
+                 check_arch: bool = True) -> None:
+        check_revision_or_version("LayerRepository", repo_id, layer_name, revision, version)
         self.repo_id = repo_id
         self.layer_name = layer_name
         self.revision = revision
         self.version = version
+        self.check_arch = check_arch
         self._trust = _frozen_trust(trust_remote_code)
         self._resolved: str | None = None
 
     def load(self) -> type[nn.Module]:
+        kernel = self._load_kernel()
+        return get_kernel_layer(self, kernel, self.layer_name)
+
+    def _load_kernel(self) -> ModuleType:
         from kernelkit.loader.api import get_kernel
 
         kernel = get_kernel(self.repo_id, revision=self._resolved or self.revision,
                             version=None if self._resolved else self.version,
-                            trust_remote_code=_trust_arg(self._trust))
+                            trust_remote_code=_trust_arg(self._trust),
+                            check_arch=self.check_arch)
         self._resolved = self._resolved or _resolved_revision(kernel)
-        return get_kernel_layer(self, kernel, self.layer_name)
+        return kernel
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.layer_name, self.repo_id, self.revision, self.version, self._trust)
+        return (self.layer_name, self.repo_id, self.revision, self.version, self._trust,
+                self.check_arch)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LayerRepository) and self._key() == other._key()
+        return type(other) is type(self) and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(("hub", *self._key()))
@@ -109,22 +116,27 @@ class LocalLayerRepository:
     """A layer of a kernel in a local directory (a build tree, its ``build/`` folder or one
     variant directory), loaded with ``get_local_kernel``."""
 
-    def __init__(self, repo_path: Path | str, *, layer_name: str) -> None:
+    def __init__(self, repo_path: Path | str, *, layer_name: str,
+                 check_arch: bool = True) -> None:
         self.repo_path = Path(repo_path)
         self.layer_name = layer_name
+        self.check_arch = check_arch
 
     def load(self) -> type[nn.Module]:
+        return get_kernel_layer(self, self._load_kernel(), self.layer_name)
+
+    def _load_kernel(self) -> ModuleType:
         from kernelkit.loader.api import get_local_kernel
 
-        kernel = get_local_kernel(self.repo_path)
-        return get_kernel_layer(self, kernel, self.layer_name)
+        return get_local_kernel(self.repo_path, check_arch=self.check_arch)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LocalLayerRepository) and self.layer_name == other.layer_name
-                and self.repo_path == other.repo_path)
+        return (type(other) is type(self) and self.layer_name == other.layer_name
+                and self.repo_path == other.repo_path
+                and self.check_arch == other.check_arch)
 
     def __hash__(self) -> int:
-        return hash(("local", self.layer_name, self.repo_path))
+        return hash(("local", self.layer_name, self.repo_path, self.check_arch))
 
     def __str__(self) -> str:
         return f"`{self.repo_path}` (layer `{self.layer_name}`)"
@@ -138,30 +150,37 @@ class LockedLayerRepository:
     The lock is read when the repository is created: from ``lockfile`` (a file, or a directory
     holding one), or with ``None`` from the caller's project / installed distribution
     (``kernelkit.lock.discover``). ``load()`` loads exactly the locked commit and verifies
-    the variant against the lock's hash (``kernelkit.lock.api.get_locked_kernel``). A locked
-    pin was chosen by the project that wrote the lock, so no trust check is made;
-    ``trust_remote_code`` is accepted for upstream compatibility.
+    the variant against the lock's hash (``kernelkit.lock.api``). The repository pickles with
+    the lock entries it read (as upstream 0.19), so a copy unpickled in another process (a
+    ``torch.multiprocessing`` worker) loads the same commit without the file. A locked pin
+    was chosen by the project that wrote the lock, so no trust check is made for it;
+    ``trust_remote_code`` applies to unlocked kernel dependencies.
     """
 
     def __init__(self, repo_id: str, *, lockfile: Path | str | None = None, layer_name: str,
-                 trust_remote_code: TrustArg = False) -> None:
+                 trust_remote_code: TrustArg = False, check_arch: bool = True) -> None:
+        from kernelkit.lock.api import LockedSet
+
         self.repo_id = repo_id
         self.layer_name = layer_name
+        self.check_arch = check_arch
         self._trust = _frozen_trust(trust_remote_code)
-        self.lockfile = _lockfile_path(lockfile)
-        self.revision = locked_revision(repo_id, self.lockfile)
+        self._locked = LockedSet.read(lockfile)
+        self.lockfile = self._locked.path
+        self.revision = self._locked.entry(repo_id).sha
 
     def load(self) -> type[nn.Module]:
-        from kernelkit.lock.api import get_locked_kernel
+        return get_kernel_layer(self, self._load_kernel(), self.layer_name)
 
-        kernel = get_locked_kernel(self.repo_id, lockfile=self.lockfile)
-        return get_kernel_layer(self, kernel, self.layer_name)
+    def _load_kernel(self) -> ModuleType:
+        return load_locked_kernel(self.repo_id, self._locked, self.check_arch, self._trust)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.layer_name, self.repo_id, self.revision, self.lockfile, self._trust)
+        return (self.layer_name, self.repo_id, self.revision, self.lockfile, self._trust,
+                self.check_arch)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, LockedLayerRepository) and self._key() == other._key()
+        return type(other) is type(self) and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash(("locked", *self._key()))
@@ -172,10 +191,25 @@ class LockedLayerRepository:
     __repr__ = __str__
 
 
-def _lockfile_path(lockfile: Path | str | None) -> Path:
-    from kernelkit.lock.discover import find_kernels_lock
+def load_locked_kernel(repo_id: str, locked: Any, check_arch: bool,
+                       trust: bool | tuple[str, ...]) -> ModuleType:
+    """The kernel ``locked`` (a ``LockedSet``) pins ``repo_id`` to, as ``get_locked_kernel``
+    loads it."""
+    from kernelkit.lock.api import load_locked
 
-    return find_kernels_lock(lockfile)
+    return load_locked(repo_id, locked, offline=False, check_arch=check_arch,
+                       trust_remote_code=_trust_arg(trust))
+
+
+def check_revision_or_version(kind: str, repo_id: str, name: str, revision: str | None,
+                              version: int | None) -> None:
+    """Exactly one of ``revision`` and ``version`` (as upstream's repositories require)."""
+    if revision is not None and version is not None:
+        raise KernelMappingError("Either a revision or a version must be specified, not "
+                                 f"both. ({kind} {repo_id!r}, {name})")
+    if revision is None and version is None:
+        raise KernelMappingError("Either a revision or a version must be specified. "
+                                 f"({kind} {repo_id!r}, {name})")
 
 
 def locked_revision(repo_id: str, lockfile: Path) -> str:

@@ -59,26 +59,6 @@ def _fmt(params: list[inspect.Parameter]) -> str:
     return "(" + ", ".join(str(p) for p in params) + ")"
 
 
-def validate_layer_for_mode(layer: type, registered_mode: Any, layer_name: str,
-                            repo: object) -> None:
-    """A repository registered for a training / torch.compile mode must deliver a layer that
-    supports it (a mapping mistake, reported rather than silently ignored)."""
-    from kernelkit.errors import KernelMappingError
-    from kernelkit.layers.mode import Mode
-
-    if Mode.TRAINING in registered_mode and not getattr(layer, "has_backward", True):
-        raise KernelMappingError(
-            f"Layer from repo {repo} does not support backward (has_backward = False), but was "
-            f"registered for `{layer_name}` with mode {registered_mode.describe()}",
-            hint="register it for Mode.INFERENCE instead")
-    if Mode.TORCH_COMPILE in registered_mode and not getattr(layer, "can_torch_compile", False):
-        raise KernelMappingError(
-            f"Layer from repo {repo} does not support torch.compile (can_torch_compile is not "
-            f"True), but was registered for `{layer_name}` with mode "
-            f"{registered_mode.describe()}",
-            hint="register it for a mode without Mode.TORCH_COMPILE")
-
-
 def unsupported_mode(layer: type, mode: Any) -> str | None:
     """Why ``layer`` cannot serve the requested kernelize ``mode``, or ``None``."""
     from kernelkit.layers.mode import Mode

@@ -12,9 +12,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import Rejection, VariantNotFoundError
 from kernelkit.loader.cache import RepoCache
-from kernelkit.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
+from kernelkit.loader.importer import (
+    LoadDeps,
+    LoadedKernel,
+    RepoInfo,
+    import_variant,
+    loaded_kernels,
+)
 from kernelkit.loader.install import LazyHub, ensure_variant
 from kernelkit.loader.resolve import Resolved, TrustCheck, resolve_in
 from kernelkit.loader.settings import Settings, read_settings
@@ -29,6 +36,7 @@ __all__ = [
     "LoadedKernel",
     "RepoInfo",
     "get_kernel",
+    "get_kernel_dep",
     "get_kernel_variants",
     "get_loaded_kernels",
     "get_local_kernel",
@@ -45,6 +53,7 @@ def get_kernel(
     user_agent: str | dict[str, str] | None = None,
     trust_remote_code: bool | Sequence[str] = False,
     *,
+    check_arch: bool = True,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
 ) -> ModuleType:
@@ -56,6 +65,10 @@ def get_kernel(
     tags ``v<x.y.z>`` (``">=1.1,<2"``, ``"~=1.2"``; the newest matching release).
     ``LOCAL_KERNELS=repo=path:...`` overrides a repository with a local directory.
     ``user_agent`` is accepted for upstream compatibility; the local and git hubs send none.
+    ``check_arch`` (default on, as upstream): refuse a build whose ``backend.archs`` do not
+    cover the current GPU (``UnsupportedArchError``); pass ``False`` for a kernel whose declared
+    archs are incomplete (a Triton fallback). The kernel's ``kernel-depends`` are loaded
+    first, from the same hub, with the same trust and ``check_arch``.
 
     A download of at least 16 MiB (``KERNELKIT_PROGRESS_MIN_BYTES``) reports its progress:
     one ``INFO`` record on the ``kernelkit.download`` logger when it ends (the library draws
@@ -71,14 +84,36 @@ def get_kernel(
 
         local = parse_local_kernels(settings.local_kernels).get(repo_id)
         if local is not None:  # as upstream: no trust check, no version check, backend ignored
-            return get_local_kernel(local)
+            return get_local_kernel(local, check_arch=check_arch)
+
     def trust(repo: str) -> None:  # every repository on the way: the asked one, a redirect's
         check_trust(repo, trust_remote_code, settings.trusted_publishers)
 
     trust(repo_id)  # before any hub call: an untrusted repository downloads nothing
     variant_dir, resolved = _install(repo_id, revision, version, backend, hub, settings,
                                      offline=settings.offline, trust=trust)
-    return import_variant(variant_dir, RepoInfo(resolved.repo_id, resolved.commit))
+    deps = hub_dependency_loader(resolved.repo_id, backend=backend,
+                                 trust_remote_code=trust_remote_code, check_arch=check_arch,
+                                 hub=hub, cache_dir=cache_dir)
+    return import_variant(variant_dir, RepoInfo(resolved.repo_id, resolved.commit),
+                          check_arch=check_arch, load_deps=deps)
+
+
+def hub_dependency_loader(root: str, *, backend: str | None,
+                          trust_remote_code: bool | Sequence[str], check_arch: bool,
+                          hub: Hub | None, cache_dir: Path | None) -> LoadDeps:
+    """What loads the ``kernel-depends`` of ``root``: ``get_kernel`` of each, depth first."""
+
+    def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
+        from kernelkit.loader.kernel_deps import kernel_dependencies, load_dependencies
+
+        return load_dependencies(
+            root, kernel_dependencies(metadata, variant_dir / "metadata.json"),
+            lambda dep: get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
+                                   backend=backend, trust_remote_code=trust_remote_code,
+                                   check_arch=check_arch, hub=hub, cache_dir=cache_dir))
+
+    return load
 
 
 def install_kernel(
@@ -104,22 +139,40 @@ def has_kernel(
     version: int | str | None = None,
     backend: str | None = None,
     *,
+    check_arch: bool = True,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
 ) -> bool:
     """Whether the repository (after a ``kernel-status.toml`` redirect) has a variant for this
-    machine (with a ``metadata.json``)."""
+    machine (with a ``metadata.json``); with ``check_arch`` (the default) its ``backend.archs``
+    must also cover the current GPU."""
     settings, lazy, resolved, decisions = _rank(repo_id, revision, version, backend, hub,
                                                 cache_dir)
     best = best_variant(decisions)
     if best is None:
         return False
     rc, commit = resolved.cache, resolved.commit
-    if (rc.variant_dir(commit, best) / "metadata.json").is_file():
-        return True
-    if settings.offline:
+    cached = rc.variant_dir(commit, best) / "metadata.json"
+    if cached.is_file():
+        raw: bytes | None = cached.read_bytes()
+    elif settings.offline:
         return False
-    return lazy.get().read_file(rc.repo_id, commit, f"build/{best}/metadata.json") is not None
+    else:
+        raw = lazy.get().read_file(rc.repo_id, commit, f"build/{best}/metadata.json")
+    if raw is None:
+        return False
+    return not check_arch or _arch_fits(Metadata.loads(raw, f"{rc.repo_id}:build/{best}"), best)
+
+
+def _arch_fits(metadata: Metadata, variant: str) -> bool:
+    from kernelkit.errors import UnsupportedArchError
+    from kernelkit.loader.arch import check_arch
+
+    try:
+        check_arch(metadata, Path(variant))
+    except UnsupportedArchError:
+        return False
+    return True
 
 
 def get_kernel_variants(
@@ -136,6 +189,31 @@ def get_kernel_variants(
     return _rank(repo_id, revision, version, backend, hub, cache_dir)[3]
 
 
+def rank_kernel_variants(repo_id: str, *, revision: str | None = None,
+                         version: int | str | None = None, backend: str | None = None,
+                         hub: Hub | None = None, cache_dir: Path | None = None
+                         ) -> tuple[str, list[Decision]]:
+    """:func:`get_kernel_variants` with the commit the revision or version resolved to."""
+    _, _, resolved, decisions = _rank(repo_id, revision, version, backend, hub, cache_dir)
+    return resolved.commit, decisions
+
+
+def get_kernel_versions(repo_id: str, *, hub: Hub | None = None,
+                        cache_dir: Path | None = None) -> dict[int, str]:
+    """The major versions of ``repo_id`` (branches ``v<N>``) -> commit, from the hub (and
+    recorded for offline use), or in offline mode from the refs recorded in the cache."""
+    from kernelkit.loader.offline import cached_refs, record_refs
+    from kernelkit.loader.versions import major_versions
+
+    settings = read_settings(cache_dir=cache_dir)
+    rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
+    if settings.offline:
+        return major_versions(cached_refs(rc))
+    refs = LazyHub(hub, settings.open_hub).get().list_refs(repo_id)
+    record_refs(rc, refs)
+    return major_versions(refs)
+
+
 def _rank(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
           hub: Hub | None, cache_dir: Path | None
           ) -> tuple[Settings, LazyHub, Resolved, list[Decision]]:
@@ -148,18 +226,32 @@ def _rank(repo_id: str, revision: str | None, version: int | str | None, backend
     return settings, lazy, resolved, rank_variants(resolved.variants, system)
 
 
-def get_local_kernel(repo_path: Path | str, backend: str | None = None) -> ModuleType:
+def get_local_kernel(repo_path: Path | str, backend: str | None = None, *,
+                     check_arch: bool = True,
+                     trust_remote_code: bool | Sequence[str] = False) -> ModuleType:
     """Import a kernel from a local directory: a repository root, its ``build/`` directory,
-    or one variant directory."""
+    or one variant directory. ``check_arch`` as for :func:`get_kernel`. Its
+    ``kernel-depends`` are loaded from the hub (``trust_remote_code`` applies to them)."""
     from kernelkit.loader.local import find_local_variant
 
-    variant_dir = find_local_variant(Path(repo_path), detect_system(backend))
-    return import_variant(variant_dir.resolve())
+    variant_dir = find_local_variant(Path(repo_path), detect_system(backend)).resolve()
+    deps = hub_dependency_loader(str(repo_path), backend=backend,
+                                 trust_remote_code=trust_remote_code, check_arch=check_arch,
+                                 hub=None, cache_dir=None)
+    return import_variant(variant_dir, check_arch=check_arch, load_deps=deps)
 
 
 def get_loaded_kernels() -> list[LoadedKernel]:
     """A new list of every kernel loaded in this process."""
     return loaded_kernels()
+
+
+def get_kernel_dep(repo_id: str) -> ModuleType:
+    """For a kernel's own code, while it is loaded: its dependency ``repo_id`` (from
+    ``kernel-depends`` in its build.toml), already loaded (``loader/kernel_deps.py``)."""
+    from kernelkit.loader.kernel_deps import get_kernel_dep as dep
+
+    return dep(repo_id)
 
 
 def _install(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,

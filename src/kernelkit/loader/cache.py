@@ -22,6 +22,12 @@ Layout (one directory per repository; everything under a commit is immutable)::
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
         .locks/<commit>.<variant>.lock  per-variant download lock
+        .locks/repo.lock                held shared by every download into the folder, taken
+                                        exclusively by ``kernelkit cache rm/prune``
+                                        (``cache_admin.py``): nothing is deleted while another
+                                        process installs
+        repo.json                       ``{"repo_id", "hub"}``: whose folder this is (the name
+                                        only hashes them), for ``kernelkit cache ls``
 
 Offline mode resolves versions, branches and tags through ``refs/`` and never needs the hub
 (``kernelkit.loader.offline.select_offline``). Ref files of older layouts (``refs/<name>``,
@@ -57,6 +63,8 @@ STALE_TEMP_S = 60.0  # a temp file of a tiny write this old belongs to a killed 
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 LISTING_FORMAT = 1
 REF_KINDS = ("heads", "tags", "resolved")  # heads/tags: the listing; resolved: one file each
+RECORD = "repo.json"  # whose folder this is (module docstring)
+REPO_LOCK = "repo.lock"  # under .locks/: shared by downloads, exclusive for removals
 
 
 def is_full_commit(revision: str) -> bool:
@@ -115,6 +123,26 @@ class RepoCache:
     def listing_path(self) -> Path:
         return self.root / "refs" / "listing.json"
 
+    def repo_lock_path(self) -> Path:
+        return self.root / ".locks" / REPO_LOCK
+
+    def _write(self, path: Path, data: bytes) -> None:
+        """Write the cache file ``path`` (``owned.write_owned``: atomic, modes that keep it
+        the user's own), recording whose folder this is on the first write; one retry if
+        ``kernelkit cache rm`` removed the folder between the two steps."""
+        for attempt in (1, 2):
+            try:
+                record = self.root / RECORD
+                # a label (install_from_folder's "(the cache folder X)") is not an identity
+                if not record.is_file() and not self.hub.startswith("("):
+                    write_owned(record, json.dumps({"repo_id": self.repo_id,
+                                                    "hub": self.hub}).encode())
+                write_owned(path, data)
+                return
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+
     def ref_path(self, kind: str, ref: str) -> Path:
         """``refs/resolved/<bounded file name>`` (the only kind kept one file per ref)."""
         if kind != "resolved":
@@ -149,7 +177,7 @@ class RepoCache:
                 "branches": _valid_refs(refs.branches), "tags": _valid_refs(refs.tags)}
         path = self.listing_path()
         remove_stale_temp_files(path, STALE_TEMP_S)
-        write_owned(path, json.dumps(data, separators=(",", ":"), sort_keys=True).encode())
+        self._write(path, json.dumps(data, separators=(",", ":"), sort_keys=True).encode())
 
     # --- refs -----------------------------------------------------------------------------
 
@@ -173,7 +201,7 @@ class RepoCache:
         if self.read_ref(kind, ref) != commit:
             path = self.ref_path(kind, ref)
             remove_stale_temp_files(path, STALE_TEMP_S)
-            write_owned(path, f"{commit}\n{ref}\n".encode())
+            self._write(path, f"{commit}\n{ref}\n".encode())
 
     def forget_ref(self, kind: str, ref: str) -> None:
         self.ref_path(kind, ref).unlink(missing_ok=True)
@@ -223,7 +251,7 @@ class RepoCache:
     def write_variants(self, commit: str, names: list[str]) -> None:
         path = self.commit_dir(commit) / "variants.json"
         remove_stale_temp_files(path, STALE_TEMP_S)
-        write_owned(path, json.dumps({"variants": sorted(names)}).encode())
+        self._write(path, json.dumps({"variants": sorted(names)}).encode())
 
 
 def _valid_refs(refs: object) -> dict[str, str]:
@@ -247,4 +275,3 @@ def _parse_ref_file(raw: bytes | None) -> tuple[str, str | None] | None:
         return None
     name = lines[1] if len(lines) > 1 and lines[1] else None
     return commit, name
-

@@ -78,9 +78,11 @@ def ensure_variant(hub: LazyHub, rc: RepoCache, commit: str, variant: str, *,
         return final  # the warm path: one read and one stat per file, no hashing
     # Everything that writes the variant or its receipt holds the variant's lock: a receipt
     # rewritten after re-hashing included (the cleanup below removes unlocked writers' temps).
+    # The repository's lock, shared, keeps `kernelkit cache rm/prune` out meanwhile.
     lock = rc.lock_path(commit, variant)
     make_lock_file(lock)
-    with file_lock(lock):
+    make_lock_file(rc.repo_lock_path())
+    with file_lock(rc.repo_lock_path(), shared=True), file_lock(lock):
         # the lock is ours: staging left by an interrupted (killed) download is garbage now
         recover_dir(final)
         remove_stale_siblings(final, ("fetch", "old"))

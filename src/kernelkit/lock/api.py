@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 
+from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import (
     KernelNotLockedError,
     LockMismatchError,
@@ -26,6 +27,7 @@ from kernelkit.errors import (
     VariantNotFoundError,
 )
 from kernelkit.hub.port import Hub
+from kernelkit.loader.importer import LoadDeps
 from kernelkit.lock.discover import find_kernels_lock
 from kernelkit.lock.lockfile import REWRITE_HINT, KernelLock, lock_entry, read_lock_file
 from kernelkit.lock.verify import (
@@ -34,65 +36,154 @@ from kernelkit.lock.verify import (
     verify_locked_variant,
 )
 
-__all__ = ["get_locked_kernel", "load_kernel", "locked_entry"]
+__all__ = ["LockedSet", "get_locked_kernel", "load_kernel", "locked_entry"]
+
+
+class LockedSet:
+    """The entries of one ``kernels.lock``, read once (a value: it pickles with its content,
+    so a locked layer repository unpickled elsewhere loads the same commits without the file)."""
+
+    def __init__(self, path: Path, locks: list[KernelLock]) -> None:
+        self.path = path
+        self.locks = list(locks)
+
+    @classmethod
+    def read(cls, lockfile: Path | str | None) -> LockedSet:
+        """``lockfile`` (a file, or a directory holding one); ``None`` finds the caller's lock
+        file (:mod:`kernelkit.lock.discover`)."""
+        path = find_kernels_lock(lockfile)
+        read = read_lock_file(path)
+        if read.legacy:
+            warnings.warn(f"{path} is in kernelkit's previous kernels.lock format, which "
+                          f"upstream kernels cannot read; {REWRITE_HINT}", FutureWarning,
+                          stacklevel=4)
+        return cls(path, read.locks)
+
+    def entry(self, repo_id: str) -> KernelLock:
+        lock = lock_entry(self.locks, repo_id)
+        if lock is None:
+            raise KernelNotLockedError(
+                f"Kernel `{repo_id}` is not locked in {self.path}. Please lock it with "
+                "`kernelkit lock <project>` and then reinstall the project.",
+                hint=f'add "{repo_id}" = <version> to [tool.kernels.dependencies] and run '
+                     "`kernelkit lock`",
+            )
+        return lock
+
+    def has(self, repo_id: str) -> bool:
+        return lock_entry(self.locks, repo_id) is not None
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, LockedSet) and self.path == other.path
+                and self.locks == other.locks)
+
+    def __hash__(self) -> int:
+        return hash((self.path, tuple(lock.repo_id for lock in self.locks)))
+
+    def __repr__(self) -> str:
+        return f"LockedSet({str(self.path)!r}, {len(self.locks)} entries)"
 
 
 def locked_entry(repo_id: str, lockfile: Path | str | None) -> KernelLock:
     """The lock entry of ``repo_id`` in ``lockfile`` (a file, or a directory holding one);
     ``None`` finds the caller's lock file (:mod:`kernelkit.lock.discover`)."""
-    path = find_kernels_lock(lockfile)
-    read = read_lock_file(path)
-    if read.legacy:
-        warnings.warn(f"{path} is in kernelkit's previous kernels.lock format, which upstream "
-                      f"kernels cannot read; {REWRITE_HINT}", FutureWarning, stacklevel=3)
-    lock = lock_entry(read.locks, repo_id)
-    if lock is None:
-        raise KernelNotLockedError(
-            f"Kernel `{repo_id}` is not locked in {path}. Please lock it with "
-            "`kernelkit lock <project>` and then reinstall the project.",
-            hint=f'add "{repo_id}" = <version> to [tool.kernels.dependencies] and run '
-                 "`kernelkit lock`",
-        )
-    return lock
+    return LockedSet.read(lockfile).entry(repo_id)
 
 
 def get_locked_kernel(repo_id: str, *, lockfile: Path | str | None = None,
-                      backend: str | None = None, hub: Hub | None = None,
+                      backend: str | None = None, check_arch: bool = True,
+                      trust_remote_code: bool | list[str] = False, hub: Hub | None = None,
                       cache_dir: Path | None = None) -> ModuleType:
-    """Load the locked commit of ``repo_id``, downloading this machine's variant if needed."""
-    from kernelkit.loader.api import install_kernel
-    from kernelkit.loader.importer import import_variant
-
-    lock = locked_entry(repo_id, lockfile)
-    variant_dir = install_kernel(repo_id, revision=lock.sha, backend=backend, hub=hub,
-                                 cache_dir=cache_dir)
-    _verify_online(variant_dir, lock, hub)
-    return import_variant(variant_dir)
+    """Load the locked commit of ``repo_id``, downloading this machine's variant if needed.
+    ``check_arch`` as for ``get_kernel``. Its ``kernel-depends`` load the same way: locked
+    ones at their locked commit, others by their version through ``get_kernel``
+    (``trust_remote_code`` applies to those)."""
+    return load_locked(repo_id, LockedSet.read(lockfile), offline=False, backend=backend,
+                       check_arch=check_arch, trust_remote_code=trust_remote_code, hub=hub,
+                       cache_dir=cache_dir)
 
 
 def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | None = None,
-                cache_dir: Path | None = None) -> ModuleType:
-    """Load the locked commit of ``repo_id`` from the cache alone: no hub, no network."""
-    from kernelkit.loader.api import install_kernel
-    from kernelkit.loader.importer import import_variant
+                check_arch: bool = True, cache_dir: Path | None = None) -> ModuleType:
+    """Load the locked commit of ``repo_id`` from the cache alone: no hub, no network.
+    ``check_arch`` as for ``get_kernel``; its ``kernel-depends`` must be locked too."""
+    return load_locked(repo_id, LockedSet.read(lockfile), offline=True, backend=backend,
+                       check_arch=check_arch, cache_dir=cache_dir)
 
-    lock = locked_entry(repo_id, lockfile)
+
+def load_locked(repo_id: str, locked: LockedSet, *, offline: bool, backend: str | None = None,
+                check_arch: bool = True, trust_remote_code: bool | list[str] = False,
+                hub: Hub | None = None, cache_dir: Path | None = None) -> ModuleType:
+    """``get_locked_kernel`` (``offline=False``) or ``load_kernel`` (``offline=True``) over
+    entries already read."""
+    from kernelkit.loader.importer import RepoInfo, import_variant
+
+    lock = locked.entry(repo_id)
+    deps = _locked_dependency_loader(repo_id, locked, offline=offline, backend=backend,
+                                     check_arch=check_arch, hub=hub, cache_dir=cache_dir,
+                                     trust_remote_code=trust_remote_code)
+    variant_dir = (_installed_offline(lock, backend, cache_dir) if offline
+                   else _installed_online(lock, backend, hub, cache_dir))
+    return import_variant(variant_dir, RepoInfo(lock.repo_id, lock.sha), check_arch=check_arch,
+                          load_deps=deps)
+
+
+def _installed_online(lock: KernelLock, backend: str | None, hub: Hub | None,
+                      cache_dir: Path | None) -> Path:
+    from kernelkit.loader.api import install_kernel
+
+    variant_dir = install_kernel(lock.repo_id, revision=lock.sha, backend=backend, hub=hub,
+                                 cache_dir=cache_dir)
+    _verify_online(variant_dir, lock, hub)
+    return variant_dir
+
+
+def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | None) -> Path:
+    from kernelkit.loader.api import install_kernel
+
     try:
-        variant_dir = install_kernel(repo_id, revision=lock.sha, local_files_only=True,
+        variant_dir = install_kernel(lock.repo_id, revision=lock.sha, local_files_only=True,
                                      backend=backend, cache_dir=cache_dir)
     except (OfflineError, VariantNotFoundError) as exc:
         found = _from_any_hub(lock, backend, cache_dir) if lock.variants else None
         if found is not None:
-            return import_variant(found)
+            return found
         raise OfflineError(
-            f"Locked kernel `{repo_id}` ({lock.sha}) was not downloaded or does not have an "
-            f"applicable variant. Make sure it's downloaded locally via "
+            f"Locked kernel `{lock.repo_id}` ({lock.sha}) was not downloaded or does not have "
+            f"an applicable variant. Make sure it's downloaded locally via "
             f"`kernelkit download <project>`.\n{exc}",
             hint="run `kernelkit download <project>` (add --dest DIR and pass cache_dir=DIR "
                  "for a separate directory) while online",
         ) from exc
     verify_locked_variant(variant_dir, lock)
-    return import_variant(variant_dir)
+    return variant_dir
+
+
+def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
+                              backend: str | None, check_arch: bool, hub: Hub | None,
+                              cache_dir: Path | None,
+                              trust_remote_code: bool | list[str]) -> LoadDeps:
+    """``kernel-depends`` of a locked kernel: a dependency locked in the same file loads at its
+    locked commit (from the cache alone when ``offline``); any other through ``get_kernel``
+    online, and offline it must be locked (``KernelNotLockedError``)."""
+    from kernelkit.loader.kernel_deps import KernelDep, kernel_dependencies, load_dependencies
+
+    def load_one(dep: KernelDep) -> ModuleType:
+        if offline or locked.has(dep.repo_id):
+            return load_locked(dep.repo_id, locked, offline=offline, backend=backend,
+                               check_arch=check_arch, trust_remote_code=trust_remote_code,
+                               hub=hub, cache_dir=cache_dir)
+        from kernelkit.loader.api import get_kernel
+
+        return get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
+                          backend=backend, trust_remote_code=trust_remote_code,
+                          check_arch=check_arch, hub=hub, cache_dir=cache_dir)
+
+    def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
+        return load_dependencies(
+            root, kernel_dependencies(metadata, variant_dir / "metadata.json"), load_one)
+
+    return load
 
 
 def _from_any_hub(lock: KernelLock, backend: str | None, cache_dir: Path | None) -> Path | None:

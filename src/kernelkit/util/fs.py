@@ -148,12 +148,30 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``path`` (created if missing) for the block."""
+def file_lock(path: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold an advisory lock on ``path`` (created if missing) for the block: exclusive, or
+    ``shared`` (any number of shared holders, no exclusive one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        fcntl.flock(fh.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def try_file_lock(path: Path) -> Iterator[bool]:
+    """Take an exclusive advisory lock on ``path`` if nobody holds it (shared or exclusive);
+    yields whether it was taken (held for the block), never waits."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
