@@ -33,13 +33,13 @@ from kernelkit.builder.plan_matrix import (
     plan_matrix,
 )
 from kernelkit.builder.probe import probe_python
+from kernelkit.builder.provenance import GitState, build_id, project_git_state
 from kernelkit.builder.resources import this_machine
 from kernelkit.builder.toolchain_lock import ToolchainLock, find_toolchain_lock
 from kernelkit.builder.toolkit import find_cuda_toolkit
 from kernelkit.builder.variant import build_variant
 from kernelkit.errors import BuildError, KernelkitError, NotBuildableError, VariantNotInMatrixError
 from kernelkit.generate.cuda_archs import parse_capabilities
-from kernelkit.generate.ids import GitState, git_state, unique_id
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.util.paths import default_compiler_cache_dir, default_envs_dir
 from kernelkit.variants.host import host_platform
@@ -134,9 +134,9 @@ def run_plan(manifest: Manifest, plan: MatrixPlan, settings: BuildSettings | Non
     """Build every buildable variant of ``plan``; failures are outcomes, never exceptions."""
     settings = settings or BuildSettings.from_environ()
     project = manifest.root.resolve()
-    state = git_state(project)
     pinned = any(b.python is None for b in plan.buildable)
-    run = _Run(manifest, plan, settings, state, unique_id(project, state),
+    run = _Run(manifest, plan, settings, project_git_state(manifest),
+               build_id(manifest, settings.cuda_capabilities),
                find_toolchain_lock(project) if pinned else None)
     return execute_plan(plan, lambda b, emit: _build_planned(b, run, emit), on_event)
 

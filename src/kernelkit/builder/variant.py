@@ -29,13 +29,15 @@ from kernelkit.builder.configure_cache import configure_cache_dir, configure_key
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.header_deps import dependency_defines
+from kernelkit.builder.namespace_units import namespace_units
 from kernelkit.builder.package import kernel_dependency, package_files
 from kernelkit.builder.plan import VariantPlan
 from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
+from kernelkit.builder.provenance import GitState, kernel_commit
 from kernelkit.builder.toolchain_lock import find_toolchain_lock
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
-from kernelkit.generate.ids import GitState, kernel_commit
+from kernelkit.generate.ids import target_name
 from kernelkit.generate.python import render_ops_py
 from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
 from kernelkit.manifest import Manifest
@@ -86,7 +88,8 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
         recover_dir(dest)  # what a build killed mid-way left: the old tree back, staging removed
         remove_stale_siblings(dest, ("building", "old"))
         _forget_moved_tree(workdir / "cmake-build")
-        write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
+        write_files(workdir / "src", build_files(manifest, plan.unique_id,
+                                                 namespace_units(manifest)), force=True)
         log_path = workdir / "build.log"
         log_path.write_text("", encoding="utf-8")
         since = ninja_log_length(workdir / "cmake-build")
@@ -193,11 +196,21 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
         if cmd is configure and kept is not None:
             store(kept, key, build_dir)
     atomic_write_text(stamp, configured)
-    found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
+    built = built_module_name(manifest, plan)
+    found = sorted((workdir / "out").glob(f"{built}.*"))
     if not found:
-        raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
+        raise BuildError(plan.variant, f"the build produced no {built} module",
                          log_path=log_path)
     return found[0]
+
+
+def built_module_name(manifest: Manifest, plan: VariantPlan) -> str:
+    """The name CMake gives the module: a ``[torch]`` extension's target has no build id
+    (``generate.ids.target_name``; it is laid out as ``<ops_name>.abi3.so``), a tvm-ffi
+    library is named after its op namespace."""
+    if isinstance(manifest.framework, TvmFfi):
+        return plan.ops_name
+    return target_name(manifest.general.python_name, plan.backend)
 
 
 def _configure(cmd: list[str], build_dir: Path, ids: tuple[Path, str] | None, *,
@@ -313,7 +326,8 @@ def lay_out_variant(manifest: Manifest, plan: VariantPlan, library: Path, meta: 
         ops = (render_tvm_ffi_ops_py(py, uid, plan.backend)
                if isinstance(manifest.framework, TvmFfi) else render_ops_py(py, uid, plan.backend))
         (staging / "_ops.py").write_text(ops, encoding="utf-8")
-        shutil.copyfile(library, staging / library.name)
+        built = built_module_name(manifest, plan)
+        shutil.copyfile(library, staging / (plan.ops_name + library.name[len(built):]))
         sealed = seal_variant(staging, meta)
         replace_dir(staging, dest)
     except BaseException:
