@@ -174,3 +174,22 @@ def test_exit_status(statuses: tuple[str, ...], strict: bool, code: int,
         assert line.lower().startswith(s)
     if "skipped" in statuses:
         assert "this machine lacks what it needs: why" in out
+
+
+def test_a_renamed_package_directory_refuses_every_build_as_the_projects_fault(
+        tmp_path: Path) -> None:
+    """Without torch-ext/<python_name>/ every variant would build and only fail `check`
+    (missing-init): the plan refuses it up front, naming the directory to rename."""
+    from kernelkit.manifest import load_manifest
+
+    (tmp_path / "build.toml").write_text(NOARCH)
+    (tmp_path / "torch-ext" / "purepy").mkdir(parents=True)
+    (tmp_path / "torch-ext" / "purepy" / "__init__.py").write_text("")
+    manifest = load_manifest(tmp_path)
+    plans = [plan_matrix(manifest, HERE), plan_interpreter(manifest, CPU_ENV, facts=HERE)]
+    for plan in plans:
+        assert plan.builds and all(b.who == "project" for b in plan.builds)
+        assert all("rename torch-ext/purepy/ to torch-ext/pure_py/" in b.reason
+                   for b in plan.builds)
+    (tmp_path / "torch-ext" / "purepy").rename(tmp_path / "torch-ext" / "pure_py")
+    assert all(b.buildable for b in plan_matrix(manifest, HERE).builds)

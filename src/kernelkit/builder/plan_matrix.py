@@ -20,6 +20,7 @@ from typing import Any
 
 from kernelkit.builder.plan import plan_cuda_archs, variant_name
 from kernelkit.builder.probe import TorchEnv
+from kernelkit.builder.project_check import package_problem
 from kernelkit.builder.resources import Fit, Machine, fit
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import WHOSE, KernelkitError, NotBuildableError, RefusalKind
@@ -133,7 +134,12 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
 
 def project_refusal(manifest: Manifest, target: BuildTarget) -> Verdict | None:
     """What is wrong with the project for ``target``, found without compiling (``None``:
-    nothing): today a CUDA component whose declared capabilities leave none of the toolkit's."""
+    nothing): the package directory is missing (``project_check.package_problem``), or a CUDA
+    component's declared capabilities leave none of the toolkit's. ``check-config`` reports
+    the same (``project_check.project_problems``)."""
+    missing = package_problem(manifest)
+    if missing is not None:
+        return Verdict.refuse("project", missing)
     cuda = target.backend_version
     if target.backend != "cuda" or target.kind == "noarch" or not cuda:
         return None
