@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kernelkit.builder.build_cache import BuildCache, source_digest
+from kernelkit.builder.build_tools import build_tools_problem
 from kernelkit.builder.environment import EnvironmentSource, PinnedEnvironment, ThisInterpreter
 from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, Outcome
@@ -41,6 +42,7 @@ from kernelkit.builder.variant import build_variant
 from kernelkit.errors import BuildError, KernelkitError, NotBuildableError, VariantNotInMatrixError
 from kernelkit.generate.cuda_archs import parse_capabilities
 from kernelkit.manifest import Manifest, load_manifest
+from kernelkit.manifest.model import TorchNoarch
 from kernelkit.util.paths import default_compiler_cache_dir, default_envs_dir
 from kernelkit.variants.host import host_platform
 from kernelkit.variants.matrix import targets_for
@@ -112,8 +114,12 @@ def plan_build(project: Path, *, matrix: bool, patterns: Sequence[str] = (),
     if not matrix:
         torch = probe_python(Path(python) if python is not None else Path(sys.executable))
         machine = this_machine()
+        compiles = not isinstance(manifest.framework, TorchNoarch)
         facts = HostFacts(host_platform(), machine.cores,
-                          memory_available=machine.memory_available)
+                          find_cuda_toolkit(settings.environ) if torch.cuda else None,
+                          memory_available=machine.memory_available,
+                          tools_problem=build_tools_problem(settings.environ) if compiles
+                          else None)
         return manifest, plan_interpreter(manifest, torch, facts=facts, backends=backends,
                                           out_root=out_root, jobs=jobs,
                                           nvcc_threads=nvcc_threads, cuda_archs=archs)

@@ -92,16 +92,22 @@ def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
         return  # [tvm-ffi] has no torch bounds
     have = Version.parse(env.torch_release)
     where = f"{manifest.path or 'build.toml'}: [torch]"
+    low = f">={torch.minver}" if torch.minver is not None else ""
+    high = ""
+    if torch.maxver is not None:  # inclusive on major.minor: maxver 2.12 admits 2.12.x
+        major, minor = (*torch.maxver.parts, 0)[:2]
+        high = f"<{major}.{minor + 1}"
+    spec = "torch" + ",".join(b for b in (low, high) if b)
+    install = (f"install {spec} in {env.python} (pip install '{spec}') or pass --python with "
+               "such an environment")
     if torch.minver is not None and have < torch.minver:
         raise NotBuildableError(f"variant {variant}",
                                 f"torch {env.torch_release} is older than {where} minver = "
-                                f"\"{torch.minver}\"",
-                                hint="use an environment with a newer torch")
+                                f"\"{torch.minver}\"", hint=install)
     if torch.maxver is not None and _major_minor(env.torch_release) > torch.maxver:
         raise NotBuildableError(f"variant {variant}",
                                 f"torch {env.torch_release} is newer than {where} maxver = "
-                                f"\"{torch.maxver}\"",
-                                hint="use an environment with an older torch")
+                                f"\"{torch.maxver}\"", hint=install)
 
 
 def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelkit.builder.plan import plan_cuda_archs, variant_name
+from kernelkit.builder.plan import check_torch_bounds, plan_cuda_archs, variant_name
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.project_check import package_problem
 from kernelkit.builder.resources import Fit, Machine, fit
@@ -49,6 +49,8 @@ class HostFacts:
     # variant -> where its torch wheel comes from / what pip cannot find for it here.
     sources: Mapping[str, str] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
+    # what a compiled variant lacks here (cmake, ninja, a C/C++ compiler), with what to do
+    tools_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,8 @@ def why_not_buildable(target: BuildTarget, facts: HostFacts,
     if target.system != facts.system:
         return Verdict.refuse("machine", f"built on {target.system} machines only (this is "
                               f"{facts.system})")
+    if facts.tools_problem:
+        return Verdict.refuse("machine", facts.tools_problem)
     how = f"torch {target.pin.torch if target.pin else '?'}"
     if target.backend == "cuda" and target.backend_version:
         try:
@@ -257,7 +261,8 @@ def interpreter_target(manifest: Manifest, torch: TorchEnv, backend: str) -> Bui
     return BuildTarget(variant=variant_name(manifest, torch, backend), **fields)
 
 
-def interpreter_verdict(target: BuildTarget, torch: TorchEnv) -> Verdict:
+def interpreter_verdict(target: BuildTarget, torch: TorchEnv,
+                        facts: HostFacts | None = None) -> Verdict:
     """Can ``torch``'s interpreter build ``target`` (same classification as the matrix)?"""
     if target.kind == "noarch":
         return Verdict(True, NOARCH_REASON)
@@ -267,7 +272,31 @@ def interpreter_verdict(target: BuildTarget, torch: TorchEnv) -> Verdict:
     if target.backend not in torch.backends:
         return Verdict.refuse("machine", f"torch {torch.torch_version} of {torch.python} has no "
                               f"{target.backend} support")
+    if facts is not None and facts.tools_problem:
+        return Verdict.refuse("machine", facts.tools_problem)
+    if facts is not None and target.backend == "cuda" and facts.toolkit is None:
+        return Verdict.refuse("machine", f"no CUDA toolkit (nvcc) found; install CUDA "
+                              f"{torch.cuda} (torch's) and set CUDA_HOME or put its nvcc on "
+                              "PATH")
     return Verdict(True, f"torch {torch.torch_version} of {torch.python}")
+
+
+def torch_bounds_refusal(manifest: Manifest, torch: TorchEnv,
+                         target: BuildTarget) -> Verdict | None:
+    """A plain build whose torch is outside ``[torch] minver/maxver``: which torch to install,
+    and which variants ``--all`` builds instead (each in its pinned environment)."""
+    if target.kind == "noarch":
+        return None
+    try:
+        check_torch_bounds(manifest, torch, target.variant)
+    except NotBuildableError as exc:
+        system = f"{torch.machine}-{torch.os}"
+        matrix = [t.variant for t in targets_for(manifest, system=system)
+                  if t.backend == target.backend and t.kind != "noarch"]
+        instead = (f"; or build the variants of the supported matrix in pinned environments: "
+                   f"kernelkit build --all ({', '.join(matrix)})" if matrix else "")
+        return Verdict.refuse("machine", f"{exc.reason}: {exc.hint}{instead}")
+    return None
 
 
 def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
@@ -281,7 +310,8 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
     builds = []
     for backend in interpreter_backends(manifest, torch, backends):
         target = interpreter_target(manifest, torch, backend)
-        v = project_refusal(manifest, target) or interpreter_verdict(target, torch)
+        v = (project_refusal(manifest, target) or torch_bounds_refusal(manifest, torch, target)
+             or interpreter_verdict(target, torch, facts))
         cmd = ("kernelkit", "build", str(project), "--python", str(torch.python),
                "--backend", backend)
         builds.append(PlannedBuild(target, v.buildable, v.reason, cmd, python=torch.python,

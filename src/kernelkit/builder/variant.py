@@ -24,8 +24,10 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder import compiler_id_cache
 from kernelkit.builder.build_cache import BuildCache
+from kernelkit.builder.build_tools import find_cmake_ninja
 from kernelkit.builder.compiler_cache import ccache_environ, locked_ccache, read_stats
 from kernelkit.builder.configure_cache import configure_cache_dir, configure_key, restore, store
+from kernelkit.builder.diagnostics import first_errors
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.header_deps import dependency_defines
@@ -64,13 +66,8 @@ class Tools:
 
     @classmethod
     def find(cls) -> Tools:
-        try:
-            import cmake
-            import ninja
-        except ImportError as exc:
-            raise BuildError("(any)", f"kernelkit's build tools are missing ({exc})",
-                             hint="pip install 'kernelkit[build]'") from None
-        return cls(Path(cmake.CMAKE_BIN_DIR) / "cmake", Path(ninja.BIN_DIR) / "ninja")
+        """Raises a machine ``NotBuildableError`` saying what to install when one is missing."""
+        return cls(*find_cmake_ninja())
 
 
 def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
@@ -191,7 +188,9 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
                 progress.started = time.monotonic()
                 run(cmd, log_path=log_path, what=step, env=environ, on_line=on_line)
         except CommandError as exc:
-            raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
+            errors = compiler_errors(exc, log_path, project=manifest.root.resolve(),
+                                     generated=workdir / "src", cwd=build_dir)
+            raise BuildError(plan.variant, f"{step} failed\n{errors}",
                              log_path=log_path) from None
         if cmd is configure and kept is not None:
             store(kept, key, build_dir)
@@ -277,10 +276,15 @@ def _read(path: Path) -> str | None:
 
 
 def compiler_errors(exc: CommandError, log_path: Path, max_lines: int = 60,
-                    width: int = 240) -> str:
-    """The compiler's error from the log: from ninja's last ``FAILED:`` line (else the output
-    tail), with over-long lines (full compiler command lines) shortened."""
+                    width: int = 240, *, project: Path | None = None,
+                    generated: Path | None = None, cwd: Path | None = None) -> str:
+    """The compiler's error from the log: the diagnostics, those in the project's own files
+    first (``builder/diagnostics.py``); without any, from ninja's last ``FAILED:`` line (else
+    the output tail), with over-long lines (full compiler command lines) shortened."""
     text = log_path.read_text("utf-8", "replace") if log_path.is_file() else ""
+    found = first_errors(text, project, generated=generated, cwd=cwd)
+    if found:
+        return "\n".join(ln if len(ln) <= width else ln[:width] + " ..." for ln in found)
     start = text.rfind("FAILED:")
     lines = text[start:].splitlines()[:max_lines] if start >= 0 else exc.output_tail.splitlines()
     return "\n".join(ln if len(ln) <= width else ln[:width] + " ..." for ln in lines)

@@ -125,8 +125,9 @@ def _outcome_line(o: Any) -> str:
         return f"{o.status:<7} {o.variant}  {o.path}  {o.seconds:.1f} s"
     if o.status == "skipped":
         return f"skipped {o.variant}: {o.explanation}"
-    return f"FAILED {o.variant}: {o.explanation}" + (f"\n  log: {o.log_path}"
-                                                      if o.log_path else "")
+    log = f"\n  log: {o.log_path}" if o.log_path and f"log: {o.log_path}" not in \
+        o.explanation else ""  # a BuildError's message names its log already
+    return f"FAILED {o.variant}: {o.explanation}{log}"
 
 
 def _summarize(outcomes: list[Any], as_json: bool, strict: bool) -> int:
