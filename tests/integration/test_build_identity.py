@@ -173,3 +173,27 @@ def test_provenance_of_a_project_nested_in_another_repository(tmp_path: Path) ->
     (untracked / "k" / "extra.h").write_text("#pragma once\n")  # not a source: still clean
     assert git_state(untracked, [untracked / "k" / "k.cpp"]).dirty is False  # type: ignore[union-attr]
     assert git_state(untracked, [untracked / "k" / "extra.h"]).dirty is True  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_each_build_fact_is_decided_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: one build probes its torch once and reads the toolchain lock once, and its
+    variant's work directory is spelled in one place."""
+    from kernelkit.builder import api, environment, probe, toolchain_lock
+    from kernelkit.builder.workdirs import work_dir
+
+    calls: dict[str, int] = {"probe": 0, "lock": 0}
+
+    def counted(name: str, real):  # type: ignore[no-untyped-def]
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    for module in (api, environment):
+        monkeypatch.setattr(module, "probe_python", counted("probe", probe.probe_python))
+    monkeypatch.setattr(api, "find_toolchain_lock",
+                        counted("lock", toolchain_lock.find_toolchain_lock))
+    result = build_cpu(project)
+    assert calls == {"probe": 1, "lock": 1}
+    assert result.log_path == work_dir(project, result.variant) / "build.log"

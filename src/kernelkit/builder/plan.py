@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.toolkit import CudaToolkit
-from kernelkit.errors import KernelkitError, NotBuildableError
+from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
 from kernelkit.generate import cuda_archs
 from kernelkit.generate.ids import ops_name
 from kernelkit.manifest.model import (
@@ -168,10 +168,16 @@ def plan_cuda_archs(manifest: Manifest, targets: list[str], toolkit_version: str
 
 def plan_variant(manifest: Manifest, env: TorchEnv, backend: str, uid: str, *,
                  toolkit: CudaToolkit | None = None,
-                 cuda_capabilities: list[str] | None = None) -> VariantPlan:
-    """The complete plan of one variant; raises before any compile if it cannot be built."""
+                 cuda_capabilities: list[str] | None = None,
+                 planned: str | None = None) -> VariantPlan:
+    """The complete plan of one variant; raises before any compile if it cannot be built.
+    ``planned``: the variant the build plan decided on; an environment that would build
+    another one (a pinned environment that drifted) is an error, not a silent rename."""
     check_backend(manifest, env, backend)
     variant = variant_name(manifest, env, backend)
+    if planned is not None and variant != planned:
+        raise BuildError(planned, f"its environment ({env.python}) builds {variant} instead",
+                         hint="rerun with --update-toolchain to repair the environment")
     check_torch_bounds(manifest, env, variant)
     check_stable_abi(manifest, env, backend, variant)
     tvm = isinstance(manifest.framework, TvmFfi)

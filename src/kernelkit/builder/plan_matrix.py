@@ -95,6 +95,7 @@ class MatrixPlan:
     jobs: int
     toolkit: CudaToolkit | None = None  # the system CUDA toolkit, where there is one
     nvcc_threads: int = 1  # nvcc --threads for each CUDA unit
+    torch: TorchEnv | None = None  # a one-environment plan: its torch, probed once
 
     @property
     def buildable(self) -> list[PlannedBuild]:
@@ -134,11 +135,14 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
     return None
 
 
-def project_refusal(manifest: Manifest, target: BuildTarget) -> Verdict | None:
+def project_refusal(manifest: Manifest, target: BuildTarget,
+                    cuda_capabilities: Sequence[str] | None = None) -> Verdict | None:
     """What is wrong with the project for ``target``, found without compiling (``None``:
     nothing): the package directory is missing (``project_check.package_problem``), or a CUDA
-    component's declared capabilities leave none of the toolkit's. ``check-config`` reports
-    the same (``project_check.project_problems``)."""
+    component's declared capabilities leave none of the toolkit's, or of
+    ``cuda_capabilities`` (the user's ``--cuda-capabilities``: the ones the build compiles, so
+    the plan, ``--dry-run`` and the build agree). ``check-config`` reports the same
+    (``project_check.project_problems``) for the toolkits' lists."""
     missing = package_problem(manifest)
     if missing is not None:
         return Verdict.refuse("project", missing)
@@ -146,7 +150,8 @@ def project_refusal(manifest: Manifest, target: BuildTarget) -> Verdict | None:
     if target.backend != "cuda" or target.kind == "noarch" or not cuda:
         return None
     try:
-        plan_cuda_archs(manifest, default_capabilities(cuda), cuda, target.variant)
+        targets = list(cuda_capabilities) if cuda_capabilities else default_capabilities(cuda)
+        plan_cuda_archs(manifest, targets, cuda, target.variant)
     except NotBuildableError as exc:
         return Verdict.refuse(exc.who, exc.reason)
     return None
@@ -201,7 +206,8 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
                 jobs: int | None = None, nvcc_threads: int | None = None,
                 cuda_archs: int = 10, system: str | None = None,
                 shard: tuple[int, int] | None = None,
-                matrix: Matrix | None = None) -> MatrixPlan:
+                matrix: Matrix | None = None,
+                cuda_capabilities: Sequence[str] | None = None) -> MatrixPlan:
     """The build plan: every target of ``manifest`` for ``system`` (default: this machine's)
     matching ``patterns`` (and in slice ``shard=(k, n)``), each marked buildable here or not
     (with the reason); parallelism fitted to the machine and the buildable variants."""
@@ -213,7 +219,8 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
         chosen = shard_targets(chosen, *shard)
     builds = []
     for t in chosen:
-        v = project_refusal(manifest, t) or why_not_buildable(t, facts, matrix)
+        v = project_refusal(manifest, t, cuda_capabilities) or why_not_buildable(t, facts,
+                                                                                  matrix)
         cmd = ("kernelkit", "build", str(project), "--variant", t.variant)
         builds.append(PlannedBuild(t, v.buildable, v.reason, cmd, who=v.who))
     f = _fit(manifest, facts, builds, parallel, jobs, nvcc_threads, cuda_archs)
@@ -302,7 +309,8 @@ def torch_bounds_refusal(manifest: Manifest, torch: TorchEnv,
 def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
                      backends: Sequence[str] | None = None, out_root: Path | None = None,
                      jobs: int | None = None, nvcc_threads: int | None = None,
-                     cuda_archs: int = 10) -> MatrixPlan:
+                     cuda_archs: int = 10,
+                     cuda_capabilities: Sequence[str] | None = None) -> MatrixPlan:
     """A plain ``kernelkit build``: one variant per backend, all built with ``torch.python``,
     one after the other (each compile uses every core)."""
     project = manifest.root.resolve()
@@ -310,14 +318,16 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
     builds = []
     for backend in interpreter_backends(manifest, torch, backends):
         target = interpreter_target(manifest, torch, backend)
-        v = (project_refusal(manifest, target) or torch_bounds_refusal(manifest, torch, target)
+        v = (project_refusal(manifest, target, cuda_capabilities)
+             or torch_bounds_refusal(manifest, torch, target)
              or interpreter_verdict(target, torch, facts))
         cmd = ("kernelkit", "build", str(project), "--python", str(torch.python),
                "--backend", backend)
         builds.append(PlannedBuild(target, v.buildable, v.reason, cmd, python=torch.python,
                                    who=v.who))
     f = _fit(manifest, facts, builds, 1, jobs, nvcc_threads, cuda_archs)
-    return MatrixPlan(project, out_root, tuple(builds), 1, f.jobs, facts.toolkit, f.nvcc_threads)
+    return MatrixPlan(project, out_root, tuple(builds), 1, f.jobs, facts.toolkit, f.nvcc_threads,
+                      torch)
 
 
 def shard_targets(targets: Sequence[BuildTarget], index: int,

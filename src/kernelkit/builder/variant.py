@@ -36,7 +36,7 @@ from kernelkit.builder.package import kernel_dependency, package_files
 from kernelkit.builder.plan import VariantPlan
 from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
 from kernelkit.builder.provenance import GitState, kernel_commit
-from kernelkit.builder.toolchain_lock import find_toolchain_lock
+from kernelkit.builder.toolchain_lock import ToolchainLock
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.ids import target_name
@@ -72,11 +72,14 @@ class Tools:
 
 def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
                   *, out_root: Path, jobs: int, nvcc_threads: int = 1, state: GitState | None,
+                  toolchain_lock: ToolchainLock | None,
                   cache: BuildCache | None = None, compiler_cache: Path | None = None,
                   on_event: OnEvent = ignore_event) -> BuildResult:
     """Compile ``plan`` with ``env`` in ``workdir`` into ``out_root/<variant>``; raise
     :class:`BuildError` (naming the variant, with the compiler's error and the log) on failure.
-    ``compiler_cache`` is the ccache directory (``None``: no compiler cache). Holds the
+    ``compiler_cache`` is the ccache directory (``None``: no compiler cache);
+    ``toolchain_lock`` the project's (read once per run: its pinned ccache and header-only
+    dependency wheels). Holds the
     variant's build lock, and first repairs what a killed build left (``recover_dir``)."""
     started = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -93,13 +96,13 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
         stats_log = workdir / "ccache-stats.log"
         ccache = None
         if compiler_cache is not None:  # the toolchain lock's pinned ccache, if it has one
-            ccache = locked_ccache(find_toolchain_lock(manifest.root), python=env.python,
+            ccache = locked_ccache(toolchain_lock, python=env.python,
                                    cache_root=user_cache_dir(env.environ))
         launch = ccache_environ(env.environ, cache_dir=compiler_cache,
                                 project=manifest.root.resolve(), stats_log=stats_log,
                                 ccache=ccache)
         library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
-                                    on_event, launch)
+                                    on_event, launch, toolchain_lock=toolchain_lock)
         stats = read_stats(env.environ, stats_log, ccache) if launch else None
         units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
         key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
@@ -137,11 +140,12 @@ def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, wor
 def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPlan,
                       workdir: Path, log_path: Path, jobs: int, nvcc_threads: int = 1,
                       on_event: OnEvent = ignore_event,
-                      launch: Mapping[str, str] | None = None) -> Path:
+                      launch: Mapping[str, str] | None = None, *,
+                      toolchain_lock: ToolchainLock | None = None) -> Path:
     """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
-    deps = dependency_defines(manifest, plan.backend, find_toolchain_lock(manifest.root),
+    deps = dependency_defines(manifest, plan.backend, toolchain_lock,
                               python=env.python, environ=env.environ)
     configure += [f"-D{k}={v}" for k, v in deps.items()]
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
