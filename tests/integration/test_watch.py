@@ -1,5 +1,5 @@
 """``kernelkit build --watch`` (issue 23 item 2), the real CLI in a subprocess on a real
-project: a round per save, each one line: what changed, what was recompiled, the tests' result
+project: a round per save, each one line: what changed, what was compiled, the tests' result
 against the fresh variant; a failing test names itself."""
 
 from __future__ import annotations
@@ -76,12 +76,12 @@ def _rounds(proc: subprocess.Popen[str], project: Path) -> None:
     src.write_text(src.read_text() + "\n// saved again\n")
     second = _round(proc.stdout, 2, deadline)
     assert "(img2gray_cpu/img2gray_cpu.cpp)" in second[0]
-    units = re.search(r"\(recompiled ([^)]*)\)", second[0])
+    units = re.search(r"\(compiled ([^);]*)[;)]", second[0])
     assert units and set(units.group(1).split(", ")) == {"img2gray_cpu/img2gray_cpu.cpp",
                                                           "cmake/kernelkit_ops_id.c"}
     assert "tests 1 passed" in second[0]
     (project / "tests" / "test_small.py").write_text(TEST.format(expected=256))
     third = _round(proc.stdout, 3, deadline)
-    assert "(tests/test_small.py)" in third[0] and "nothing recompiled" in third[0]
+    assert "(tests/test_small.py)" in third[0] and "nothing compiled" in third[0]
     assert "tests FAILED (1 failed)" in third[0]
     assert "tests/test_small.py::test_gray_of_white_is_white" in third[0]

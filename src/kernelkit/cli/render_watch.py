@@ -11,14 +11,18 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from kernelkit.builder.events import Outcome
 from kernelkit.testing.watch import DevRound, TestResult
 
 
-def _units(units: tuple[str, ...]) -> str:
+def _units(units: tuple[str, ...], outcome: Outcome) -> str:
+    """What ninja compiled, and how many of those the compiler cache answered."""
     if not units:
-        return "nothing recompiled"
+        return "nothing compiled"
     names = ", ".join(units[:3]) + (f" and {len(units) - 3} more" if len(units) > 3 else "")
-    return f"recompiled {names}"
+    stats = outcome.result.compiler_cache if outcome.result is not None else None
+    cached = f"; {stats.hits} from the compiler cache" if stats and stats.hits else ""
+    return f"compiled {names}{cached}"
 
 
 def _tests(tests: tuple[TestResult, ...], seconds: float) -> str:
@@ -52,7 +56,7 @@ def round_lines(r: DevRound) -> list[str]:
     for o in r.builds:
         if o.status in ("built", "cached"):
             done.append(f"{o.status} {o.variant} in {r.build_seconds:.1f} s "
-                        f"({_units(r.compiled.get(o.variant, ()))})")
+                        f"({_units(r.compiled.get(o.variant, ()), o)})")
         elif o.status == "failed":
             first, *rest = o.explanation.splitlines()
             done.append(f"build FAILED {o.variant}: {rest[0].strip() if rest else first}")
