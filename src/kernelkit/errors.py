@@ -125,7 +125,7 @@ class BuildError(KernelkitError):
         text = f"build of variant {variant} failed: {message}"
         if log_path is not None:
             text += f"\n  log: {log_path}"
-        super().__init__(text, hint=hint or "the previous build/ tree was left untouched")
+        super().__init__(text, hint=hint)
 
 
 #: Whose limitation a refusal to build is: kernelkit's, this machine's, or the project's.

@@ -19,7 +19,9 @@ from kernelkit.artifact.digest import Digest
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.builder.api import build
 from kernelkit.builder.probe import probe_python
+from kernelkit.builder.provenance import build_id
 from kernelkit.errors import BuildError, NotBuildableError
+from kernelkit.manifest import load_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parents[1] / "data" / "projects" / "addone"
@@ -206,8 +208,7 @@ def test_cpu_build_layout_and_metadata(cpu_build: tuple[Path, Path, str]) -> Non
     assert re.fullmatch(rf"built   {CPU_VARIANT}  {re.escape(str(variant))}  \d+\.\d s\n"
                         r"1 built, 0 cached, 0 failed, 0 skipped\n", stdout)
     meta = Metadata.read(variant / "metadata.json")
-    tree = git(project, "rev-parse", "HEAD^{tree}")
-    assert meta.id == f"_addone_cpu_{tree[:7]}"
+    assert meta.id == f"_addone_cpu_{build_id(load_manifest(project))}"
     assert meta.backend == "cpu" and meta.archs is None
     assert meta.provenance is not None and meta.provenance.builder_version == "kernelkit/0.1.0"
     assert meta.provenance.kernel is not None

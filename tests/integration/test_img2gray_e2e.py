@@ -125,8 +125,8 @@ def test_rebuild_elsewhere_is_bit_identical(
     img2gray_project: Path, img2gray_cpu_build: Path, tmp_path: Path
 ) -> None:
     """Same commit + same toolchain -> the same files (digests), wherever the project lives:
-    absolute paths are mapped away (-ffile-prefix-map) and the op namespace comes from the git
-    tree id. What legitimately differs: nothing, unless the tree is dirty (`_dirty` id)."""
+    absolute paths are mapped away (-ffile-prefix-map) and the op namespace comes from the
+    content of the sources. What legitimately differs: nothing."""
     import shutil
 
     from kernelkit.builder.api import build

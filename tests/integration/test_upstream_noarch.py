@@ -59,8 +59,11 @@ def kk(*args: str | Path, env: dict[str, str] | None = None,
 
 
 def tree_id(project: Path) -> str:
-    return subprocess.run(["git", "-C", str(project), "rev-parse", "HEAD^{tree}"], check=True,
-                          capture_output=True, text=True).stdout.strip()[:7]
+    """The build id: from the content of the sources (builder/provenance.py)."""
+    from kernelkit.builder.provenance import build_id
+    from kernelkit.manifest import load_manifest
+
+    return build_id(load_manifest(project))
 
 
 def test_relu_triton_builds_checks_and_tests(tmp_path: Path) -> None:

@@ -174,3 +174,63 @@ def test_exit_status(statuses: tuple[str, ...], strict: bool, code: int,
         assert line.lower().startswith(s)
     if "skipped" in statuses:
         assert "this machine lacks what it needs: why" in out
+
+
+def test_a_renamed_package_directory_refuses_every_build_as_the_projects_fault(
+        tmp_path: Path) -> None:
+    """Without torch-ext/<python_name>/ every variant would build and only fail `check`
+    (missing-init): the plan refuses it up front, naming the directory to rename."""
+    from kernelkit.manifest import load_manifest
+
+    (tmp_path / "build.toml").write_text(NOARCH)
+    (tmp_path / "torch-ext" / "purepy").mkdir(parents=True)
+    (tmp_path / "torch-ext" / "purepy" / "__init__.py").write_text("")
+    manifest = load_manifest(tmp_path)
+    plans = [plan_matrix(manifest, HERE), plan_interpreter(manifest, CPU_ENV, facts=HERE)]
+    for plan in plans:
+        assert plan.builds and all(b.who == "project" for b in plan.builds)
+        assert all("rename torch-ext/purepy/ to torch-ext/pure_py/" in b.reason
+                   for b in plan.builds)
+    (tmp_path / "torch-ext" / "purepy").rename(tmp_path / "torch-ext" / "pure_py")
+    assert all(b.buildable for b in plan_matrix(manifest, HERE).builds)
+
+
+CUDA_80 = """
+[general]
+name = "caps"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cuda"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+
+[kernel.caps]
+backend = "cuda"
+depends = ["torch"]
+cuda-capabilities = ["8.0"]
+src = ["caps_cuda/caps.cu"]
+"""
+
+
+def test_the_plan_judges_the_capabilities_the_build_compiles() -> None:
+    """--cuda-capabilities reaches the plan (and so --dry-run and list of refusals) as it
+    reaches the build: a component that keeps none of them is refused up front."""
+    manifest = parse_manifest(CUDA_80)
+    cuda = [b for b in plan_matrix(manifest, HERE).builds if b.target.backend == "cuda"]
+    assert cuda and all(b.who != "project" for b in cuda)
+    asked = plan_matrix(manifest, HERE, cuda_capabilities=["9.0"]).builds
+    assert asked and all(b.who == "project" for b in asked)
+    assert all("['8.0'] with ['9.0']" in b.reason for b in asked)
+
+
+def test_an_environment_that_builds_another_variant_is_an_error() -> None:
+    from kernelkit.builder.plan import plan_variant
+    from kernelkit.errors import BuildError
+
+    manifest = parse_manifest(NOARCH.replace("[torch-noarch]", '[torch]\nsrc = ["b.cpp"]'))
+    plan = plan_variant(manifest, CPU_ENV, "cpu", "u", planned="torch213-cxx11-cpu-x86_64-linux")
+    assert plan.variant == "torch213-cxx11-cpu-x86_64-linux"
+    with pytest.raises(BuildError, match="builds torch213-cxx11-cpu-x86_64-linux instead"):
+        plan_variant(manifest, CPU_ENV, "cpu", "u", planned="torch212-cxx11-cpu-x86_64-linux")

@@ -32,10 +32,12 @@ def test_create_pyproject_writes_then_skips_then_refuses(
     capsys.readouterr()
     assert main(["create-pyproject", str(project), "--unique-id", "abc1234"]) == 0
     assert "0 written" in capsys.readouterr().out
-    # another id changes CMakeLists.txt, setup.py, _ops.py: refused without -f
+    # another id changes setup.py, _ops.py and the id header (not CMakeLists.txt: a new id
+    # does not reconfigure): refused without -f
     assert main(["create-pyproject", str(project), "--unique-id", "zzz9999"]) == 1
     err = capsys.readouterr().err
-    assert "CMakeLists.txt" in err and "setup.py" in err and "--force" in err
+    assert "kernelkit_ops_id.h" in err and "setup.py" in err and "--force" in err
+    assert "CMakeLists.txt" not in err
     assert main(["create-pyproject", str(project), "--unique-id", "zzz9999", "-f"]) == 0
     assert "zzz9999" in (project / "setup.py").read_text()
 

@@ -69,7 +69,7 @@ def test_helpers_give_upstreams_default_flags() -> None:
     helpers = files()["cmake/kernelkit.cmake"]
     for flag in ("--expt-relaxed-constexpr", "--expt-extended-lambda", "-DENABLE_FP8",
                  "-DONNX_NAMESPACE=onnx_c2", "--diag_suppress=${_d}", "--threads=${NVCC_THREADS}",
-                 "KK_TORCH_DEFINITIONS_CUDA", "TORCH_EXTENSION_NAME=${OPS_NAME}",
+                 "KK_TORCH_DEFINITIONS_CUDA", "kernelkit_ops_id.h",
                  "USE_CUDA=1", "CUDA_KERNEL", "CPU_KERNEL", "-fno-gnu-unique"):
         assert flag in helpers, flag
     # cxx-flags reach C++ sources only (not nvcc's host pass); the stub flag needs CUDA 12.8.

@@ -191,7 +191,7 @@ def test_kernel_sources_pin_the_float_math() -> None:
     assert "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)" in binding
 
 
-@pytest.mark.parametrize("template", ["img2gray", "activation"])
+@pytest.mark.parametrize("template", ["img2gray", "activation", "blank"])
 def test_kernel_sources_include_no_umbrella_header(template: str) -> None:
     # An umbrella header (<ATen/ATen.h>, <torch/all.h>, ...) declares every torch operator; in
     # a .cu file cudafe++ and cicc parse it once per architecture. Measured on one H200 host:
@@ -295,3 +295,19 @@ def test_cli_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert list(data["kernel"]) == ["gray_cpu_cpu"]
     assert main(["init", "--name", "acme/gray-cpu", "--backends", "cpu", "--no-git"]) == 1
     assert "already exist" in capsys.readouterr().err
+
+
+def test_the_blank_and_triton_templates() -> None:
+    """`init --template blank`: the project docs/authoring.md walks through (each backend's
+    kernel registers itself with TORCH_LIBRARY_IMPL_EXPAND); `--template triton`: noarch."""
+    assert {"blank", "triton"} <= set(available_templates())
+    blank = plan_project(template="blank", backends=["cpu"], name="my-org/scale-add")
+    assert "TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, CPU, ops)" in \
+        blank["scale_add_cpu/scale_add_cpu.cpp"]
+    assert not any(rel.endswith(".cu") for rel in blank)
+    assert "benchmarks/bench_scale_add.py" in blank
+    triton = plan_project(template="triton", backends=["cpu", "cuda"], name="my-org/tri-add")
+    assert "[torch-noarch]" in triton["build.toml"] and "[torch]" not in triton["build.toml"]
+    init = triton["torch-ext/tri_add/__init__.py"]
+    assert 'custom_op(add_op_namespace_prefix("tri_add")' in init
+    assert "torch.add(x, y, alpha=alpha)" in init  # the fallback without triton or a GPU

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from kernelkit.builder.build_cache import BuildCache, source_digest
+from kernelkit.builder.build_tools import build_tools_problem
 from kernelkit.builder.environment import EnvironmentSource, PinnedEnvironment, ThisInterpreter
 from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, Outcome
@@ -33,20 +34,21 @@ from kernelkit.builder.plan_matrix import (
     plan_matrix,
 )
 from kernelkit.builder.probe import probe_python
+from kernelkit.builder.provenance import GitState, build_id, project_git_state
 from kernelkit.builder.resources import this_machine
 from kernelkit.builder.toolchain_lock import ToolchainLock, find_toolchain_lock
 from kernelkit.builder.toolkit import find_cuda_toolkit
 from kernelkit.builder.variant import build_variant
+from kernelkit.builder.workdirs import work_dir
 from kernelkit.errors import (
-    BuildError,
     KernelkitError,
     NotBuildableError,
     UsageError,
     VariantNotInMatrixError,
 )
 from kernelkit.generate.cuda_archs import parse_capabilities
-from kernelkit.generate.ids import GitState, git_state, unique_id
 from kernelkit.manifest import Manifest, load_manifest
+from kernelkit.manifest.model import TorchNoarch
 from kernelkit.util.paths import default_compiler_cache_dir, default_envs_dir
 from kernelkit.variants.host import host_platform
 from kernelkit.variants.matrix import targets_for
@@ -123,17 +125,22 @@ def plan_build(project: Path, *, matrix: bool, patterns: Sequence[str] = (),
     if not matrix:
         torch = probe_python(Path(python) if python is not None else Path(sys.executable))
         machine = this_machine()
+        compiles = not isinstance(manifest.framework, TorchNoarch)
         facts = HostFacts(host_platform(), machine.cores,
-                          memory_available=machine.memory_available)
+                          find_cuda_toolkit(settings.environ) if torch.cuda else None,
+                          memory_available=machine.memory_available,
+                          tools_problem=build_tools_problem(settings.environ) if compiles
+                          else None)
         return manifest, plan_interpreter(manifest, torch, facts=facts, backends=backends,
                                           out_root=out_root, jobs=jobs,
-                                          nvcc_threads=nvcc_threads, cuda_archs=archs)
+                                          nvcc_threads=nvcc_threads, cuda_archs=archs,
+                                          cuda_capabilities=settings.cuda_capabilities)
     here = host_platform()
     facts = gather_facts(targets_for(manifest, system=system or here), system=here,
                          environ=settings.environ)
     plan = plan_matrix(manifest, facts, patterns=patterns, out_root=out_root, parallel=parallel,
                        jobs=jobs, nvcc_threads=nvcc_threads, cuda_archs=archs, system=system,
-                       shard=shard)
+                       shard=shard, cuda_capabilities=settings.cuda_capabilities)
     if not plan.builds and patterns:
         raise NotBuildableError(f"--variant {' '.join(patterns)}", "no variant of the kernel "
                                 "matches", hint="see `kernelkit list-variants`")
@@ -144,18 +151,17 @@ def run_plan(manifest: Manifest, plan: MatrixPlan, settings: BuildSettings | Non
              on_event: OnEvent | None = None) -> list[Outcome]:
     """Build every buildable variant of ``plan``; failures are outcomes, never exceptions."""
     settings = settings or BuildSettings.from_environ()
-    project = manifest.root.resolve()
-    state = git_state(project)
-    pinned = any(b.python is None for b in plan.buildable)
-    run = _Run(manifest, plan, settings, state, unique_id(project, state),
-               find_toolchain_lock(project) if pinned else None)
+    # Each fact of the run decided once here and passed on: git state, build id, toolchain lock.
+    run = _Run(manifest, plan, settings, project_git_state(manifest),
+               build_id(manifest, settings.cuda_capabilities),
+               find_toolchain_lock(manifest.root.resolve()))
     return execute_plan(plan, lambda b, emit: _build_planned(b, run, emit), on_event)
 
 
 def _environment(b: PlannedBuild, run: _Run) -> EnvironmentSource:
     settings = run.settings
     if b.python is not None:
-        return ThisInterpreter(b.python, settings.environ)
+        return ThisInterpreter(b.python, settings.environ, run.plan.torch)
     locked = run.toolchain_lock.variants.get(b.target.variant) if run.toolchain_lock else None
     spec = env_spec(b.target, locked=locked, system_toolkit=run.plan.toolkit)
     return PinnedEnvironment(spec, settings.envs_dir, settings.environ, settings.update_toolchain)
@@ -165,7 +171,7 @@ def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
     """One planned variant through the pipeline: build cache, environment, plan, compile."""
     t = b.target
     if t.kind == "noarch":  # nothing to compile: no environment, no cache
-        log = run.manifest.root.resolve() / "_cmake_build" / t.variant / "build.log"
+        log = work_dir(run.manifest.root, t.variant) / "build.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         res = build_noarch(run.manifest, t.variant, t.backend, run.uid,
                            out_root=run.plan.out_root, state=run.state, log_path=log)
@@ -182,20 +188,17 @@ def _build_planned(b: PlannedBuild, run: _Run, emit: OnEvent) -> Outcome:
             return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
     # One CMake tree per variant inside the project: ninja reuses its objects, and ccache
     # (base_dir = the project) hits across clean rebuilds and checkouts.
-    workdir = run.manifest.root.resolve() / "_cmake_build" / t.variant
+    workdir = work_dir(run.manifest.root, t.variant)
     if isinstance(source, PinnedEnvironment):
         emit(BuildEvent("environment", t.variant, "preparing its pinned build environment"))
     env = source.prepare(cuda=t.backend == "cuda", log_path=workdir / "env.log")
     if cache is not None and cache.is_fresh(t.variant, cache.key(t.variant, env.toolchain_id)):
         return Outcome(t.variant, "cached", "up to date", run.plan.out_root / t.variant)
     vplan = plan_variant(run.manifest, env.torch, t.backend, run.uid, toolkit=env.toolkit,
-                         cuda_capabilities=caps)
-    if b.python is None and vplan.variant != t.variant:
-        raise BuildError(t.variant, f"its environment builds {vplan.variant} instead",
-                         hint="rerun with --update-toolchain to repair the environment")
+                         cuda_capabilities=caps, planned=t.variant)
     result = build_variant(run.manifest, vplan, env, workdir, out_root=run.plan.out_root,
                            jobs=run.plan.jobs, nvcc_threads=run.plan.nvcc_threads,
-                           state=run.state, cache=cache,
+                           state=run.state, cache=cache, toolchain_lock=run.toolchain_lock,
                            compiler_cache=run.settings.compiler_cache, on_event=emit)
     return Outcome(t.variant, "built", "", result.path, result.log_path, result.seconds,
                    result=result)
@@ -237,4 +240,4 @@ def env_for_variant(project: Path, variant: str, *, update: bool = False,
                     locked=locked.variants.get(variant) if locked else None,
                     system_toolkit=find_cuda_toolkit())
     return ensure_env(spec, envs_dir or default_envs_dir(), update=update,
-                      log_path=manifest.root / "_cmake_build" / variant / "env.log")
+                      log_path=work_dir(manifest.root, variant) / "env.log")

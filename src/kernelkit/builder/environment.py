@@ -49,23 +49,28 @@ class EnvironmentSource(Protocol):
 
 
 def _ready(python: Path, environ: Mapping[str, str], toolchain: str, cuda: bool,
-           lock_digest: str | None = None) -> BuildEnvironment:
+           lock_digest: str | None = None, torch: TorchEnv | None = None) -> BuildEnvironment:
     toolkit = require_cuda_toolkit(environ) if cuda else None
-    return BuildEnvironment(python, environ, probe_python(python), toolkit, toolchain, lock_digest)
+    return BuildEnvironment(python, environ, torch or probe_python(python), toolkit, toolchain,
+                            lock_digest)
 
 
 @dataclass(frozen=True)
 class ThisInterpreter:
-    """An interpreter as it is: nothing is installed; its torch is what it is."""
+    """An interpreter as it is: nothing is installed; its torch is what it is (``torch``: as the
+    plan probed it, so that one build probes it once)."""
 
     python: Path
     environ: Mapping[str, str]
+    torch: TorchEnv | None = None
 
     def toolchain_id(self) -> str:
         return f"python:{self.python}"
 
     def prepare(self, *, cuda: bool, log_path: Path) -> BuildEnvironment:
-        return _ready(self.python, self.environ, self.toolchain_id(), cuda)
+        torch = self.torch if self.torch is not None and self.torch.python == self.python \
+            else None
+        return _ready(self.python, self.environ, self.toolchain_id(), cuda, torch=torch)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ def execute_plan(plan: MatrixPlan, build_one: BuildOne,
         try:
             out = build_one(b, emit)
         except NotBuildableError as exc:
-            out = refused(b.target.variant, exc.who, f"{exc.what}: {exc.reason}", exc)
+            hint = f"; {exc.hint}" if exc.hint else ""
+            out = refused(b.target.variant, exc.who, f"{exc.what}: {exc.reason}{hint}", exc)
         except Exception as exc:  # one variant's failure must not stop the others
             out = Outcome(b.target.variant, "failed", str(exc),
                           log_path=getattr(exc, "log_path", None), error=exc)

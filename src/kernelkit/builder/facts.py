@@ -3,8 +3,10 @@ target's torch (and CUDA toolkit) wheels come from, or why pip cannot find them 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
+from kernelkit.builder.build_tools import build_tools_problem
 from kernelkit.builder.plan_matrix import BUILDABLE, HostFacts
 from kernelkit.builder.resources import this_machine
 from kernelkit.builder.toolchain_lock import index_reachable
@@ -35,7 +37,9 @@ def gather_facts(targets: Sequence[BuildTarget], *, system: str,
             missing[t.variant] = problem
     machine = this_machine()
     return HostFacts(system, machine.cores, toolkit, sources=sources, missing=missing,
-                     memory_available=machine.memory_available)
+                     memory_available=machine.memory_available,
+                     tools_problem=build_tools_problem(os.environ if environ is None
+                                                       else environ))
 
 
 def _toolkit_problem(t: BuildTarget, toolkit: CudaToolkit | None, matrix: Matrix) -> str | None:

@@ -19,8 +19,9 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.events import BuildResult
 from kernelkit.builder.package import kernel_dependency, package_dir, package_files
+from kernelkit.builder.provenance import GitState, kernel_commit
 from kernelkit.errors import NotBuildableError
-from kernelkit.generate.ids import GitState, kernel_commit, ops_name
+from kernelkit.generate.ids import ops_name
 from kernelkit.generate.python import render_noarch_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kernelkit.builder.probe import TorchEnv
 from kernelkit.builder.toolkit import CudaToolkit
-from kernelkit.errors import KernelkitError, NotBuildableError
+from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
 from kernelkit.generate import cuda_archs
 from kernelkit.generate.ids import ops_name
 from kernelkit.manifest.model import (
@@ -92,16 +92,22 @@ def check_torch_bounds(manifest: Manifest, env: TorchEnv, variant: str) -> None:
         return  # [tvm-ffi] has no torch bounds
     have = Version.parse(env.torch_release)
     where = f"{manifest.path or 'build.toml'}: [torch]"
+    low = f">={torch.minver}" if torch.minver is not None else ""
+    high = ""
+    if torch.maxver is not None:  # inclusive on major.minor: maxver 2.12 admits 2.12.x
+        major, minor = (*torch.maxver.parts, 0)[:2]
+        high = f"<{major}.{minor + 1}"
+    spec = "torch" + ",".join(b for b in (low, high) if b)
+    install = (f"install {spec} in {env.python} (pip install '{spec}') or pass --python with "
+               "such an environment")
     if torch.minver is not None and have < torch.minver:
         raise NotBuildableError(f"variant {variant}",
                                 f"torch {env.torch_release} is older than {where} minver = "
-                                f"\"{torch.minver}\"",
-                                hint="use an environment with a newer torch")
+                                f"\"{torch.minver}\"", hint=install)
     if torch.maxver is not None and _major_minor(env.torch_release) > torch.maxver:
         raise NotBuildableError(f"variant {variant}",
                                 f"torch {env.torch_release} is newer than {where} maxver = "
-                                f"\"{torch.maxver}\"",
-                                hint="use an environment with an older torch")
+                                f"\"{torch.maxver}\"", hint=install)
 
 
 def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
@@ -162,10 +168,16 @@ def plan_cuda_archs(manifest: Manifest, targets: list[str], toolkit_version: str
 
 def plan_variant(manifest: Manifest, env: TorchEnv, backend: str, uid: str, *,
                  toolkit: CudaToolkit | None = None,
-                 cuda_capabilities: list[str] | None = None) -> VariantPlan:
-    """The complete plan of one variant; raises before any compile if it cannot be built."""
+                 cuda_capabilities: list[str] | None = None,
+                 planned: str | None = None) -> VariantPlan:
+    """The complete plan of one variant; raises before any compile if it cannot be built.
+    ``planned``: the variant the build plan decided on; an environment that would build
+    another one (a pinned environment that drifted) is an error, not a silent rename."""
     check_backend(manifest, env, backend)
     variant = variant_name(manifest, env, backend)
+    if planned is not None and variant != planned:
+        raise BuildError(planned, f"its environment ({env.python}) builds {variant} instead",
+                         hint="rerun with --update-toolchain to repair the environment")
     check_torch_bounds(manifest, env, variant)
     check_stable_abi(manifest, env, backend, variant)
     tvm = isinstance(manifest.framework, TvmFfi)

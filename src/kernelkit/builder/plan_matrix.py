@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelkit.builder.plan import plan_cuda_archs, variant_name
+from kernelkit.builder.plan import check_torch_bounds, plan_cuda_archs, variant_name
 from kernelkit.builder.probe import TorchEnv
+from kernelkit.builder.project_check import package_problem
 from kernelkit.builder.resources import Fit, Machine, fit
 from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import WHOSE, KernelkitError, NotBuildableError, RefusalKind
@@ -48,6 +49,8 @@ class HostFacts:
     # variant -> where its torch wheel comes from / what pip cannot find for it here.
     sources: Mapping[str, str] = field(default_factory=dict)
     missing: Mapping[str, str] = field(default_factory=dict)
+    # what a compiled variant lacks here (cmake, ninja, a C/C++ compiler), with what to do
+    tools_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class MatrixPlan:
     jobs: int
     toolkit: CudaToolkit | None = None  # the system CUDA toolkit, where there is one
     nvcc_threads: int = 1  # nvcc --threads for each CUDA unit
+    torch: TorchEnv | None = None  # a one-environment plan: its torch, probed once
 
     @property
     def buildable(self) -> list[PlannedBuild]:
@@ -131,14 +135,23 @@ def kernelkit_refusal(target: BuildTarget) -> Verdict | None:
     return None
 
 
-def project_refusal(manifest: Manifest, target: BuildTarget) -> Verdict | None:
+def project_refusal(manifest: Manifest, target: BuildTarget,
+                    cuda_capabilities: Sequence[str] | None = None) -> Verdict | None:
     """What is wrong with the project for ``target``, found without compiling (``None``:
-    nothing): today a CUDA component whose declared capabilities leave none of the toolkit's."""
+    nothing): the package directory is missing (``project_check.package_problem``), or a CUDA
+    component's declared capabilities leave none of the toolkit's, or of
+    ``cuda_capabilities`` (the user's ``--cuda-capabilities``: the ones the build compiles, so
+    the plan, ``--dry-run`` and the build agree). ``check-config`` reports the same
+    (``project_check.project_problems``) for the toolkits' lists."""
+    missing = package_problem(manifest)
+    if missing is not None:
+        return Verdict.refuse("project", missing)
     cuda = target.backend_version
     if target.backend != "cuda" or target.kind == "noarch" or not cuda:
         return None
     try:
-        plan_cuda_archs(manifest, default_capabilities(cuda), cuda, target.variant)
+        targets = list(cuda_capabilities) if cuda_capabilities else default_capabilities(cuda)
+        plan_cuda_archs(manifest, targets, cuda, target.variant)
     except NotBuildableError as exc:
         return Verdict.refuse(exc.who, exc.reason)
     return None
@@ -155,6 +168,8 @@ def why_not_buildable(target: BuildTarget, facts: HostFacts,
     if target.system != facts.system:
         return Verdict.refuse("machine", f"built on {target.system} machines only (this is "
                               f"{facts.system})")
+    if facts.tools_problem:
+        return Verdict.refuse("machine", facts.tools_problem)
     how = f"torch {target.pin.torch if target.pin else '?'}"
     if target.backend == "cuda" and target.backend_version:
         try:
@@ -191,7 +206,8 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
                 jobs: int | None = None, nvcc_threads: int | None = None,
                 cuda_archs: int = 10, system: str | None = None,
                 shard: tuple[int, int] | None = None,
-                matrix: Matrix | None = None) -> MatrixPlan:
+                matrix: Matrix | None = None,
+                cuda_capabilities: Sequence[str] | None = None) -> MatrixPlan:
     """The build plan: every target of ``manifest`` for ``system`` (default: this machine's)
     matching ``patterns`` (and in slice ``shard=(k, n)``), each marked buildable here or not
     (with the reason); parallelism fitted to the machine and the buildable variants."""
@@ -203,7 +219,8 @@ def plan_matrix(manifest: Manifest, facts: HostFacts, *, patterns: Sequence[str]
         chosen = shard_targets(chosen, *shard)
     builds = []
     for t in chosen:
-        v = project_refusal(manifest, t) or why_not_buildable(t, facts, matrix)
+        v = project_refusal(manifest, t, cuda_capabilities) or why_not_buildable(t, facts,
+                                                                                  matrix)
         cmd = ("kernelkit", "build", str(project), "--variant", t.variant)
         builds.append(PlannedBuild(t, v.buildable, v.reason, cmd, who=v.who))
     f = _fit(manifest, facts, builds, parallel, jobs, nvcc_threads, cuda_archs)
@@ -251,7 +268,8 @@ def interpreter_target(manifest: Manifest, torch: TorchEnv, backend: str) -> Bui
     return BuildTarget(variant=variant_name(manifest, torch, backend), **fields)
 
 
-def interpreter_verdict(target: BuildTarget, torch: TorchEnv) -> Verdict:
+def interpreter_verdict(target: BuildTarget, torch: TorchEnv,
+                        facts: HostFacts | None = None) -> Verdict:
     """Can ``torch``'s interpreter build ``target`` (same classification as the matrix)?"""
     if target.kind == "noarch":
         return Verdict(True, NOARCH_REASON)
@@ -261,13 +279,38 @@ def interpreter_verdict(target: BuildTarget, torch: TorchEnv) -> Verdict:
     if target.backend not in torch.backends:
         return Verdict.refuse("machine", f"torch {torch.torch_version} of {torch.python} has no "
                               f"{target.backend} support")
+    if facts is not None and facts.tools_problem:
+        return Verdict.refuse("machine", facts.tools_problem)
+    if facts is not None and target.backend == "cuda" and facts.toolkit is None:
+        return Verdict.refuse("machine", f"no CUDA toolkit (nvcc) found; install CUDA "
+                              f"{torch.cuda} (torch's) and set CUDA_HOME or put its nvcc on "
+                              "PATH")
     return Verdict(True, f"torch {torch.torch_version} of {torch.python}")
+
+
+def torch_bounds_refusal(manifest: Manifest, torch: TorchEnv,
+                         target: BuildTarget) -> Verdict | None:
+    """A plain build whose torch is outside ``[torch] minver/maxver``: which torch to install,
+    and which variants ``--all`` builds instead (each in its pinned environment)."""
+    if target.kind == "noarch":
+        return None
+    try:
+        check_torch_bounds(manifest, torch, target.variant)
+    except NotBuildableError as exc:
+        system = f"{torch.machine}-{torch.os}"
+        matrix = [t.variant for t in targets_for(manifest, system=system)
+                  if t.backend == target.backend and t.kind != "noarch"]
+        instead = (f"; or build the variants of the supported matrix in pinned environments: "
+                   f"kernelkit build --all ({', '.join(matrix)})" if matrix else "")
+        return Verdict.refuse("machine", f"{exc.reason}: {exc.hint}{instead}")
+    return None
 
 
 def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
                      backends: Sequence[str] | None = None, out_root: Path | None = None,
                      jobs: int | None = None, nvcc_threads: int | None = None,
-                     cuda_archs: int = 10) -> MatrixPlan:
+                     cuda_archs: int = 10,
+                     cuda_capabilities: Sequence[str] | None = None) -> MatrixPlan:
     """A plain ``kernelkit build``: one variant per backend, all built with ``torch.python``,
     one after the other (each compile uses every core)."""
     project = manifest.root.resolve()
@@ -275,13 +318,16 @@ def plan_interpreter(manifest: Manifest, torch: TorchEnv, *, facts: HostFacts,
     builds = []
     for backend in interpreter_backends(manifest, torch, backends):
         target = interpreter_target(manifest, torch, backend)
-        v = project_refusal(manifest, target) or interpreter_verdict(target, torch)
+        v = (project_refusal(manifest, target, cuda_capabilities)
+             or torch_bounds_refusal(manifest, torch, target)
+             or interpreter_verdict(target, torch, facts))
         cmd = ("kernelkit", "build", str(project), "--python", str(torch.python),
                "--backend", backend)
         builds.append(PlannedBuild(target, v.buildable, v.reason, cmd, python=torch.python,
                                    who=v.who))
     f = _fit(manifest, facts, builds, 1, jobs, nvcc_threads, cuda_archs)
-    return MatrixPlan(project, out_root, tuple(builds), 1, f.jobs, facts.toolkit, f.nvcc_threads)
+    return MatrixPlan(project, out_root, tuple(builds), 1, f.jobs, facts.toolkit, f.nvcc_threads,
+                      torch)
 
 
 def shard_targets(targets: Sequence[BuildTarget], index: int,

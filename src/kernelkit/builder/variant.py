@@ -24,18 +24,22 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder import compiler_id_cache
 from kernelkit.builder.build_cache import BuildCache
+from kernelkit.builder.build_tools import find_cmake_ninja
 from kernelkit.builder.compiler_cache import ccache_environ, locked_ccache, read_stats
 from kernelkit.builder.configure_cache import configure_cache_dir, configure_key, restore, store
+from kernelkit.builder.diagnostics import first_errors
 from kernelkit.builder.environment import BuildEnvironment
 from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.header_deps import dependency_defines
+from kernelkit.builder.namespace_units import namespace_units
 from kernelkit.builder.package import kernel_dependency, package_files
 from kernelkit.builder.plan import VariantPlan
 from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
-from kernelkit.builder.toolchain_lock import find_toolchain_lock
+from kernelkit.builder.provenance import GitState, kernel_commit
+from kernelkit.builder.toolchain_lock import ToolchainLock
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
-from kernelkit.generate.ids import GitState, kernel_commit
+from kernelkit.generate.ids import target_name
 from kernelkit.generate.python import render_ops_py
 from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
 from kernelkit.manifest import Manifest
@@ -62,22 +66,20 @@ class Tools:
 
     @classmethod
     def find(cls) -> Tools:
-        try:
-            import cmake
-            import ninja
-        except ImportError as exc:
-            raise BuildError("(any)", f"kernelkit's build tools are missing ({exc})",
-                             hint="pip install 'kernelkit[build]'") from None
-        return cls(Path(cmake.CMAKE_BIN_DIR) / "cmake", Path(ninja.BIN_DIR) / "ninja")
+        """Raises a machine ``NotBuildableError`` saying what to install when one is missing."""
+        return cls(*find_cmake_ninja())
 
 
 def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, workdir: Path,
                   *, out_root: Path, jobs: int, nvcc_threads: int = 1, state: GitState | None,
+                  toolchain_lock: ToolchainLock | None,
                   cache: BuildCache | None = None, compiler_cache: Path | None = None,
                   on_event: OnEvent = ignore_event) -> BuildResult:
     """Compile ``plan`` with ``env`` in ``workdir`` into ``out_root/<variant>``; raise
     :class:`BuildError` (naming the variant, with the compiler's error and the log) on failure.
-    ``compiler_cache`` is the ccache directory (``None``: no compiler cache). Holds the
+    ``compiler_cache`` is the ccache directory (``None``: no compiler cache);
+    ``toolchain_lock`` the project's (read once per run: its pinned ccache and header-only
+    dependency wheels). Holds the
     variant's build lock, and first repairs what a killed build left (``recover_dir``)."""
     started = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -86,20 +88,21 @@ def build_variant(manifest: Manifest, plan: VariantPlan, env: BuildEnvironment, 
         recover_dir(dest)  # what a build killed mid-way left: the old tree back, staging removed
         remove_stale_siblings(dest, ("building", "old"))
         _forget_moved_tree(workdir / "cmake-build")
-        write_files(workdir / "src", build_files(manifest, plan.unique_id), force=True)
+        write_files(workdir / "src", build_files(manifest, plan.unique_id,
+                                                 namespace_units(manifest)), force=True)
         log_path = workdir / "build.log"
         log_path.write_text("", encoding="utf-8")
         since = ninja_log_length(workdir / "cmake-build")
         stats_log = workdir / "ccache-stats.log"
         ccache = None
         if compiler_cache is not None:  # the toolchain lock's pinned ccache, if it has one
-            ccache = locked_ccache(find_toolchain_lock(manifest.root), python=env.python,
+            ccache = locked_ccache(toolchain_lock, python=env.python,
                                    cache_root=user_cache_dir(env.environ))
         launch = ccache_environ(env.environ, cache_dir=compiler_cache,
                                 project=manifest.root.resolve(), stats_log=stats_log,
                                 ccache=ccache)
         library = compile_extension(manifest, env, plan, workdir, log_path, jobs, nvcc_threads,
-                                    on_event, launch)
+                                    on_event, launch, toolchain_lock=toolchain_lock)
         stats = read_stats(env.environ, stats_log, ccache) if launch else None
         units = unit_times(workdir / "cmake-build", since, manifest.root.resolve())
         key = cache.key(plan.variant, env.toolchain_id) if cache is not None else None
@@ -137,11 +140,12 @@ def _configure_args(env: BuildEnvironment, plan: VariantPlan, project: Path, wor
 def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPlan,
                       workdir: Path, log_path: Path, jobs: int, nvcc_threads: int = 1,
                       on_event: OnEvent = ignore_event,
-                      launch: Mapping[str, str] | None = None) -> Path:
+                      launch: Mapping[str, str] | None = None, *,
+                      toolchain_lock: ToolchainLock | None = None) -> Path:
     """Configure and build the generated project; return the extension module."""
     tools = Tools.find()
     configure = _configure_args(env, plan, manifest.root.resolve(), workdir, tools)
-    deps = dependency_defines(manifest, plan.backend, find_toolchain_lock(manifest.root),
+    deps = dependency_defines(manifest, plan.backend, toolchain_lock,
                               python=env.python, environ=env.environ)
     configure += [f"-D{k}={v}" for k, v in deps.items()]
     build = [str(tools.cmake), "--build", str(workdir / "cmake-build"), "--verbose",
@@ -188,16 +192,28 @@ def compile_extension(manifest: Manifest, env: BuildEnvironment, plan: VariantPl
                 progress.started = time.monotonic()
                 run(cmd, log_path=log_path, what=step, env=environ, on_line=on_line)
         except CommandError as exc:
-            raise BuildError(plan.variant, f"{step} failed\n{compiler_errors(exc, log_path)}",
+            errors = compiler_errors(exc, log_path, project=manifest.root.resolve(),
+                                     generated=workdir / "src", cwd=build_dir)
+            raise BuildError(plan.variant, f"{step} failed\n{errors}",
                              log_path=log_path) from None
         if cmd is configure and kept is not None:
             store(kept, key, build_dir)
     atomic_write_text(stamp, configured)
-    found = sorted((workdir / "out").glob(f"{plan.ops_name}.*"))
+    built = built_module_name(manifest, plan)
+    found = sorted((workdir / "out").glob(f"{built}.*"))
     if not found:
-        raise BuildError(plan.variant, f"the build produced no {plan.ops_name} module",
+        raise BuildError(plan.variant, f"the build produced no {built} module",
                          log_path=log_path)
     return found[0]
+
+
+def built_module_name(manifest: Manifest, plan: VariantPlan) -> str:
+    """The name CMake gives the module: a ``[torch]`` extension's target has no build id
+    (``generate.ids.target_name``; it is laid out as ``<ops_name>.abi3.so``), a tvm-ffi
+    library is named after its op namespace."""
+    if isinstance(manifest.framework, TvmFfi):
+        return plan.ops_name
+    return target_name(manifest.general.python_name, plan.backend)
 
 
 def _configure(cmd: list[str], build_dir: Path, ids: tuple[Path, str] | None, *,
@@ -264,10 +280,15 @@ def _read(path: Path) -> str | None:
 
 
 def compiler_errors(exc: CommandError, log_path: Path, max_lines: int = 60,
-                    width: int = 240) -> str:
-    """The compiler's error from the log: from ninja's last ``FAILED:`` line (else the output
-    tail), with over-long lines (full compiler command lines) shortened."""
+                    width: int = 240, *, project: Path | None = None,
+                    generated: Path | None = None, cwd: Path | None = None) -> str:
+    """The compiler's error from the log: the diagnostics, those in the project's own files
+    first (``builder/diagnostics.py``); without any, from ninja's last ``FAILED:`` line (else
+    the output tail), with over-long lines (full compiler command lines) shortened."""
     text = log_path.read_text("utf-8", "replace") if log_path.is_file() else ""
+    found = first_errors(text, project, generated=generated, cwd=cwd)
+    if found:
+        return "\n".join(ln if len(ln) <= width else ln[:width] + " ..." for ln in found)
     start = text.rfind("FAILED:")
     lines = text[start:].splitlines()[:max_lines] if start >= 0 else exc.output_tail.splitlines()
     return "\n".join(ln if len(ln) <= width else ln[:width] + " ..." for ln in lines)
@@ -331,7 +352,8 @@ def lay_out_variant(manifest: Manifest, plan: VariantPlan, library: Path, meta: 
         ops = (render_tvm_ffi_ops_py(py, uid, plan.backend)
                if isinstance(manifest.framework, TvmFfi) else render_ops_py(py, uid, plan.backend))
         (staging / "_ops.py").write_text(ops, encoding="utf-8")
-        shutil.copyfile(library, staging / library.name)
+        built = built_module_name(manifest, plan)
+        shutil.copyfile(library, staging / (plan.ops_name + library.name[len(built):]))
         sealed = seal_variant(staging, meta)
         replace_dir(staging, dest)
     except BaseException:

@@ -1,7 +1,7 @@
 # Run by `kernelkit check` in a fresh interpreter with `python -c`: stdlib and torch only
 # (the interpreter under test need not have kernelkit). Prints one JSON line prefixed with
 # KERNELKIT_PROBE= . Usage: python -c SOURCE env              -> facts about torch
-#                           python -c SOURCE import DIR ID   -> import the variant at DIR
+#                           python -c SOURCE import DIR ID BACKEND -> import the variant at DIR
 #                           python -c SOURCE tvm-ffi DIR ID  -> import a tvm-ffi variant at DIR
 from __future__ import annotations
 
@@ -30,19 +30,25 @@ def _tvm_ffi_version() -> str | None:
     return str(tvm_ffi.__version__)
 
 
-def _op_facts(torch: ModuleType, ns: str) -> dict[str, dict[str, bool]]:
+# The dispatch key a variant's backend implements its ops for (upstream's backends).
+_BACKEND_KEYS = {"cpu": "CPU", "cuda": "CUDA", "rocm": "CUDA", "xpu": "XPU", "metal": "MPS"}
+
+
+def _op_facts(torch: ModuleType, ns: str, backend: str) -> dict[str, dict[str, bool]]:
     from torch._library.simple_registry import singleton
 
+    key = _BACKEND_KEYS.get(backend)
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
     ops = {}
     for name in torch._C._dispatch_get_all_op_names():
         if not name.startswith(ns + "::"):
             continue
-        has = torch._C._dispatch_has_kernel_for_dispatch_key
         fake = singleton.find(name).fake_impl.kernel is not None
         # composite kernels run on fake tensors too (explicit ones are registered for Meta)
         composite = (has(name, "CompositeImplicitAutograd")
                      or has(name, "CompositeExplicitAutograd"))
-        ops[name] = {"meta": has(name, "Meta"), "fake": fake, "composite": composite}
+        ops[name] = {"meta": has(name, "Meta"), "fake": fake, "composite": composite,
+                     "backend": key is None or has(name, key)}
     return ops
 
 
@@ -72,6 +78,36 @@ def _spec(variant_dir: str, ns: str, name: str) -> importlib.machinery.ModuleSpe
     return spec
 
 
+def _registered_at(torch: ModuleType, name: str) -> str:
+    """Where ``name`` was defined (``registered at FILE:LINE`` of the dispatcher's dump)."""
+    for line in torch._C._dispatch_dump(name).splitlines():
+        if line.startswith("debug: registered at "):
+            return str(line[len("debug: registered at "):]).strip()
+    return ""
+
+
+def _all_ops(torch: ModuleType) -> set[str]:
+    return set(torch._C._dispatch_get_all_op_names())
+
+
+def _load_extension(variant_dir: str, ns: str) -> str | None:
+    """Load the variant's compiled module on its own, so that what it registers is known even
+    when the package does not import; the error text if it fails, else ``None``."""
+    import glob
+    import importlib.machinery
+    import os
+
+    for path in sorted(glob.glob(os.path.join(glob.escape(variant_dir), ns + ".*so"))):
+        loader = importlib.machinery.ExtensionFileLoader(ns, path)
+        spec = importlib.util.spec_from_file_location(ns, path, loader=loader)
+        try:
+            assert spec is not None
+            loader.exec_module(importlib.util.module_from_spec(spec))
+        except BaseException as exc:  # reported, not raised
+            return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def _load(variant_dir: str, ns: str, name: str) -> tuple[ModuleType, ModuleType | None]:
     spec = _spec(variant_dir, ns, name)
     if spec is None or spec.loader is None:
@@ -79,7 +115,9 @@ def _load(variant_dir: str, ns: str, name: str) -> tuple[ModuleType, ModuleType 
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module, sys.modules.get(name + "._ops")
+    # _ops itself: a package whose __init__ does not import it (noarch kernels often do not)
+    # is fine, and its _ops must still give the build's namespace.
+    return module, importlib.import_module(name + "._ops")
 
 
 def _import_tvm_ffi(variant_dir: str, ns: str) -> dict[str, object]:
@@ -91,18 +129,42 @@ def _import_tvm_ffi(variant_dir: str, ns: str) -> dict[str, object]:
             "all": list(getattr(module, "__all__", []))}
 
 
-def _import(variant_dir: str, ns: str) -> dict[str, object]:
+def _import(variant_dir: str, ns: str, backend: str) -> dict[str, object]:
+    """Import the variant: its compiled module alone first, then the package and its _ops.
+    Reports the ops it registered outside ``ns`` (compiled ones, and Python ones defined in the
+    variant's files) with where they were defined, and facts about the ops in ``ns``; an import
+    error is reported (``import_error``), not raised."""
+    import os
+    import traceback
+
     import torch
 
-    module, ops_mod = _load(variant_dir, ns, ns + "_kernelkit_check")
+    before = _all_ops(torch)
+    out: dict[str, object] = {"extension_error": _load_extension(variant_dir, ns)}
+    compiled = _all_ops(torch) - before
+    module = ops_mod = None
+    try:
+        module, ops_mod = _load(variant_dir, ns, ns + "_kernelkit_check")
+    except BaseException:  # reported, not raised
+        out["import_error"] = traceback.format_exc()[-4000:]
     prefix = getattr(ops_mod, "add_op_namespace_prefix", None)
-    ops = getattr(ops_mod, "ops", None)
-    return {"prefix": prefix("x") if callable(prefix) else None,
-            "ops_namespace": getattr(ops, "name", None),
-            "all": list(getattr(module, "__all__", [])), "ops": _op_facts(torch, ns)}
+    given = getattr(getattr(ops_mod, "ops", None), "name", None)
+    # a noarch _ops.py follows the importing torch's backend: its namespace is the variant's too
+    own = tuple(dict.fromkeys(n for n in (ns, given) if isinstance(n, str)))
+    here = os.path.realpath(variant_dir) + os.sep
+    python = {n for n in _all_ops(torch) - before - compiled
+              if os.path.realpath(_registered_at(torch, n).rsplit(":", 1)[0]).startswith(here)}
+    out["foreign"] = {n: _registered_at(torch, n) for n in sorted(compiled | python)
+                      if not n.startswith(tuple(o + "::" for o in own))}
+    facts: dict[str, dict[str, bool]] = {}
+    for o in own:
+        facts.update(_op_facts(torch, o, backend))
+    out.update({"prefix": prefix("x") if callable(prefix) else None, "ops_namespace": given,
+                "all": list(getattr(module, "__all__", [])), "ops": facts})
+    return out
 
 
-LAYOUT = sys.argv[4] if len(sys.argv) > 4 else "files"
+LAYOUT = sys.argv[5] if len(sys.argv) > 5 else "files"
 
 if __name__ == "__main__":
     if sys.argv[1] == "env":
@@ -110,5 +172,5 @@ if __name__ == "__main__":
     elif sys.argv[1] == "tvm-ffi":
         result = _import_tvm_ffi(sys.argv[2], sys.argv[3])
     else:
-        result = _import(sys.argv[2], sys.argv[3])
+        result = _import(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "")
     print("KERNELKIT_PROBE=" + json.dumps(result))

@@ -107,6 +107,15 @@ _CODES: tuple[Code, ...] = (
     Code("ops-namespace", "error", "_ops.py does not expose the build's namespace",
          "_ops.py must define ops = torch.ops.<metadata id> and add_op_namespace_prefix; "
          "rebuild with `kernelkit build`"),
+    Code("fixed-namespace", "error", "ops registered outside the build's namespace",
+         "register with TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) (registration.h) in "
+         "C++, or add_op_namespace_prefix(\"op\") in Python: a fixed or shared namespace "
+         "aborts Python when two builds of the kernel load in one process (\"Only a single "
+         "TORCH_LIBRARY can be used to register the namespace\")"),
+    Code("no-kernel", "error", "op declared without an implementation for the backend",
+         "add ops.impl(\"op\", torch::kCPU, &fn) (kCUDA for CUDA) next to ops.def in the "
+         "binding, or register a CompositeExplicitAutograd kernel; otherwise calling the op "
+         "raises NotImplementedError"),
     Code("no-fake", "warning", "op without a fake (meta) implementation",
          "register one with @torch.library.register_fake(add_op_namespace_prefix(\"op\")) so "
          "torch.compile and opcheck can trace the op"),

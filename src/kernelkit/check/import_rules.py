@@ -108,14 +108,20 @@ def check_import(variant_dir: Path, variant: Variant, meta: Metadata, python: Pa
     tvm = variant.framework == "tvm-ffi"
     mode = "tvm-ffi" if tvm else "import"
     data, output = _run_probe(python, [mode, str(variant_dir.resolve()), meta.id,
-                                       meta.build_layout])
+                                       variant.backend, meta.build_layout])
     if data is None:
         tail = "\n".join(output.strip().splitlines()[-12:])
         return [finding("import-failed", name, f"importing with {python} failed:\n{tail}",
                         file="__init__.py")]
     if tvm:
         return _tvm_ffi_findings(name, meta.id, data)
-    return _ops_findings(name, check_namespace_expected(variant, meta, data), data)
+    out = _foreign_findings(name, meta.id, data)
+    if data.get("import_error"):
+        tail = "\n".join(str(data["import_error"]).strip().splitlines()[-12:])
+        return [*out, finding("import-failed", name, f"importing with {python} failed:\n{tail}",
+                              file="__init__.py")]
+    return out + _ops_findings(name, check_namespace_expected(variant, meta, data), data,
+                               variant.backend)
 
 
 def check_namespace_expected(variant: Variant, meta: Metadata, data: dict[str, Any]) -> str:
@@ -147,7 +153,44 @@ def _tvm_ffi_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Findi
                     "tvm_ffi.load_module)")]
 
 
-def _ops_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:
+def _source_of(where: str) -> str:
+    """``torch-ext/b.cpp:12`` from the dispatcher's ``../../torch-ext/b.cpp:12`` (the build maps
+    the project to ``.``) or an absolute path of a Python file."""
+    parts = where.split("/")
+    while parts and parts[0] in ("", ".", ".."):
+        parts = parts[1:]
+    return "/".join(parts) if not where.startswith("/") else where
+
+
+def _foreign_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:
+    """Ops the variant registered outside its namespace, grouped by namespace."""
+    by_ns: dict[str, list[tuple[str, str]]] = {}
+    for op, where in sorted(dict(data.get("foreign") or {}).items()):
+        by_ns.setdefault(op.split("::")[0], []).append((op, _source_of(str(where))))
+    out = []
+    for other, ops in sorted(by_ns.items()):
+        names = ", ".join(op for op, _ in ops[:4]) + (", ..." if len(ops) > 4 else "")
+        wheres = sorted({w for _, w in ops if w})
+        at = f" at {', '.join(wheres[:3])}" if wheres else ""
+        file = wheres[0].rsplit(":", 1)[0] if wheres else None
+        out.append(finding(
+            "fixed-namespace", variant,
+            f"{len(ops)} op(s) registered in namespace {other!r}{at} ({names}), not in the "
+            f"build's {ns!r}: loading two builds of this kernel in one process aborts Python",
+            file=file,
+            fix=(f"in {file or 'the binding'}, register with "
+                 "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) and "
+                 "TORCH_LIBRARY_IMPL_EXPAND(TORCH_EXTENSION_NAME, <key>, ops) from "
+                 f"registration.h instead of {other!r} (in Python: "
+                 "add_op_namespace_prefix(\"op\") from ._ops)")))
+    return out
+
+
+_KEYS = {"cpu": "kCPU", "cuda": "kCUDA", "rocm": "kCUDA", "xpu": "kXPU", "metal": "kMPS"}
+
+
+def _ops_findings(variant: str, ns: str, data: dict[str, Any],
+                  backend: str = "") -> list[Finding]:
     out = []
     if data.get("prefix") != f"{ns}::x" or data.get("ops_namespace") != ns:
         out.append(finding(
@@ -156,6 +199,16 @@ def _ops_findings(variant: str, ns: str, data: dict[str, Any]) -> list[Finding]:
             f"namespace {data.get('ops_namespace')!r}; expected {ns + '::x'!r} and {ns!r}",
             file="_ops.py"))
     for op, facts in sorted(data.get("ops", {}).items()):
+        if not (facts.get("backend", True) or facts["composite"]):
+            short = op.split("::", 1)[-1]
+            key = _KEYS.get(backend, "k<Backend>")
+            out.append(finding(
+                "no-kernel", variant,
+                f"op {op} is declared but has no {backend} implementation and no composite "
+                "one: calling it raises NotImplementedError",
+                fix=f"add ops.impl(\"{short}\", torch::{key}, &your_function) next to its "
+                    "ops.def (registration.h's TORCH_LIBRARY_EXPAND block in the binding), or "
+                    "register a CompositeExplicitAutograd kernel"))
         if not (facts["meta"] or facts["fake"] or facts["composite"]):
             out.append(finding("no-fake", variant,
                                f"op {op} has no fake (meta) implementation"))

@@ -66,6 +66,17 @@ def register(subparsers: Any) -> None:
                    help="print the plan (with --dry-run) or the results as JSON")
     p.add_argument("--strict", "--fail-on-skip", dest="strict", action="store_true",
                    help="exit non-zero if any variant is skipped (default: only on failures)")
+    w = p.add_argument_group("the author's loop (docs/authoring.md)")
+    w.add_argument("--watch", action="store_true",
+                   help="build, run tests/ against the fresh variant, print the result in one "
+                        "line; again on every save (polls the sources; Ctrl-C stops)")
+    w.add_argument("--watch-rounds", type=_positive, default=None, metavar="N",
+                   help="with --watch: stop after N rounds (exit status of the last)")
+    w.add_argument("--watch-poll", type=float, default=0.3, metavar="SECONDS",
+                   help="with --watch: how often to look for changes (default 0.3)")
+    w.add_argument("--no-tests", action="store_true", help="with --watch: build only")
+    w.add_argument("--pytest-args", default="", metavar="ARGS",
+                   help="with --watch: arguments for pytest, e.g. \"-q -k smoke\"")
     g = p.add_argument_group("build matrix (each variant in its own pinned environment)")
     g.add_argument("--all", dest="matrix_all", action="store_true",
                    help="build every variant of the supported matrix this machine can build")
@@ -98,6 +109,13 @@ def run(args: argparse.Namespace) -> int:
                              hint="e.g. kernelkit build --all --shard 1/2")
     settings = BuildSettings.from_environ(cuda_capabilities=caps,
                                           update_toolchain=args.update_toolchain)
+    if args.watch:
+        if matrix or args.dry_run or args.json:
+            raise UsageError("--watch builds for one interpreter (--python) and prints lines",
+                             hint="leave out --all/--variant/--dry-run/--json")
+        from kernelkit.cli.render_watch import watch
+
+        return watch(args, settings)
     manifest, plan = plan_build(args.kernel_dir, matrix=matrix, patterns=args.matrix_variants,
                                 python=args.python, backends=args.backends, out_root=args.out,
                                 parallel=args.parallel, jobs=args.jobs,
@@ -125,8 +143,9 @@ def _outcome_line(o: Any) -> str:
         return f"{o.status:<7} {o.variant}  {o.path}  {o.seconds:.1f} s"
     if o.status == "skipped":
         return f"skipped {o.variant}: {o.explanation}"
-    return f"FAILED {o.variant}: {o.explanation}" + (f"\n  log: {o.log_path}"
-                                                      if o.log_path else "")
+    log = f"\n  log: {o.log_path}" if o.log_path and f"log: {o.log_path}" not in \
+        o.explanation else ""  # a BuildError's message names its log already
+    return f"FAILED {o.variant}: {o.explanation}{log}"
 
 
 def _summarize(outcomes: list[Any], as_json: bool, strict: bool) -> int:

@@ -10,7 +10,8 @@ from pathlib import Path
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "check-config",
-        help="validate build.toml and report every problem with its line",
+        help="validate build.toml and the project (package directory, CUDA capabilities) and "
+             "report every problem with its line",
     )
     p.add_argument("kernel_dir", nargs="?", type=Path, default=Path("."), metavar="KERNEL_DIR",
                    help="the kernel project directory (default: the current directory)")
@@ -20,10 +21,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from kernelkit.builder.project_check import project_problems
+    from kernelkit.errors import ManifestError
     from kernelkit.manifest import load_manifest
 
     manifest = load_manifest(args.kernel_dir, check_sources=args.check_sources)
     for warning in manifest.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    # what the planner refuses builds for
+    problems = project_problems(manifest, check_sources=args.check_sources)
+    if problems:
+        raise ManifestError(manifest.path, problems)
     print(f"{manifest.path}: build.toml is valid")
     return 0

@@ -16,19 +16,21 @@ def register(subparsers: Any) -> None:
     p.add_argument("-f", "--force", action="store_true",
                    help="overwrite generated files that differ")
     p.add_argument("--unique-id", default=None,
-                   help="op namespace id (default: git tree id of HEAD, else random)")
+                   help="op namespace id (default: from the content of the sources, so it "
+                        "changes when they do)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernelkit.builder.namespace_units import namespace_units
+    from kernelkit.builder.provenance import build_id
     from kernelkit.generate import project_files, write_files
-    from kernelkit.generate.ids import unique_id
     from kernelkit.manifest import load_manifest
 
     root = args.kernel_dir.resolve()
     manifest = load_manifest(root)
-    uid = args.unique_id or unique_id(root)
-    files = project_files(manifest, uid)
+    uid = args.unique_id or build_id(manifest)
+    files = project_files(manifest, uid, namespace_units(manifest))
     written = write_files(root, files, force=args.force)
     for path in written:
         print(f"wrote {path.relative_to(root)}")

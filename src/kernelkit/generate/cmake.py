@@ -33,7 +33,7 @@ def cmake_args(keyword: str, items: tuple[str, ...] | list[str]) -> str:
     return f"\n  {keyword} {' '.join(cmake_quote(i) for i in items)}" if items else ""
 
 
-def _preamble(manifest: Manifest, uid: str) -> str:
+def _preamble(manifest: Manifest, namespace_sources: tuple[str, ...]) -> str:
     torch = manifest.framework
     assert isinstance(torch, TorchFramework)
     g = manifest.general
@@ -45,7 +45,8 @@ def _preamble(manifest: Manifest, uid: str) -> str:
         f"project({name} LANGUAGES C CXX)",
         "",
         f"set(KK_PYTHON_NAME {cmake_quote(name)})",
-        f"set(KK_UNIQUE_ID {cmake_quote(check_identifier_part(uid, 'the unique id'))})",
+        # Units that use TORCH_EXTENSION_NAME as a token ("*": all): builder/namespace_units.py
+        f"set(KK_NAMESPACE_SOURCES {cmake_list(list(namespace_sources))})",
         f"set(KK_BACKENDS {cmake_list(sorted(g.backends))})",
         f"set(KK_TORCH_MINVER {cmake_quote(str(torch.minver or ''))})",
         f"set(KK_TORCH_MAXVER {cmake_quote(str(torch.maxver or ''))})",
@@ -127,12 +128,15 @@ def _stable_abi(torch: TorchFramework, backends: tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_cmakelists(manifest: Manifest, uid: str) -> str:
-    """The project's ``CMakeLists.txt``; components sorted by name, dependencies by id."""
+def render_cmakelists(manifest: Manifest, namespace_sources: tuple[str, ...] = ("*",)) -> str:
+    """The project's ``CMakeLists.txt``; components sorted by name, dependencies by id.
+    ``namespace_sources``: the units given ``TORCH_EXTENSION_NAME`` (``("*",)``: every unit).
+    The build id is not in it (``generate/ids.py``): a new id does not reconfigure."""
     torch = manifest.framework
     if not isinstance(torch, TorchFramework):
         raise ValueError("CMakeLists.txt is generated only for [torch] kernels")
-    parts = [_preamble(manifest, uid), render_dependencies(manifest), _binding(torch)]
+    parts = [_preamble(manifest, namespace_sources), render_dependencies(manifest),
+             _binding(torch)]
     parts += [_component(k) for k in sorted(manifest.kernels, key=lambda k: k.name)]
     parts.append("kk_add_extension()\n")
     if any(torch.stable_abi_for(b) is not None for b in manifest.general.backends):

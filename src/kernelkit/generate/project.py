@@ -6,6 +6,12 @@ from pathlib import Path
 
 from kernelkit.errors import KernelkitError
 from kernelkit.generate.cmake import render_cmakelists
+from kernelkit.generate.ids import (
+    OPS_ID_HEADER,
+    OPS_ID_SOURCE,
+    render_ops_id_header,
+    render_ops_id_source,
+)
 from kernelkit.generate.python import (
     module_source,
     render_ops_py,
@@ -28,25 +34,30 @@ _HELPERS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def build_files(manifest: Manifest, uid: str) -> dict[str, str]:
-    """Files CMake needs to build the extension (no Python packaging, no ``_ops.py``)."""
+def build_files(manifest: Manifest, uid: str,
+                namespace_sources: tuple[str, ...] = ("*",)) -> dict[str, str]:
+    """Files CMake needs to build the extension (no Python packaging, no ``_ops.py``);
+    ``namespace_sources``: the units that get ``TORCH_EXTENSION_NAME`` (``("*",)``: all)."""
     if isinstance(manifest.framework, TvmFfi):
         return tvm_ffi_build_files(manifest, uid)
     if not isinstance(manifest.framework, TorchFramework):
         raise KernelkitError(
             f"{manifest.path or 'build.toml'}: only [torch] and [tvm-ffi] kernels are compiled "
             "by kernelkit", hint="[torch-noarch] kernels have nothing to compile")
-    files = {"CMakeLists.txt": render_cmakelists(manifest, uid)}
+    files = {"CMakeLists.txt": render_cmakelists(manifest, namespace_sources)}
     for dest, kind, name in _HELPERS:
         files[dest] = template(name) if kind == "template" else module_source(name)
+    files[OPS_ID_HEADER] = render_ops_id_header(manifest.general.python_name, uid)
+    files[OPS_ID_SOURCE] = render_ops_id_source()
     return files
 
 
-def project_files(manifest: Manifest, uid: str) -> dict[str, str]:
+def project_files(manifest: Manifest, uid: str,
+                  namespace_sources: tuple[str, ...] = ("*",)) -> dict[str, str]:
     """Everything ``kernelkit create-pyproject`` writes, keyed by POSIX path relative to the
     project: CMake files, ``setup.py``, ``pyproject.toml``, ``registration.h`` and the dev
     ``torch-ext/<python_name>/_ops.py``."""
-    files = build_files(manifest, uid)
+    files = build_files(manifest, uid, namespace_sources)
     py = manifest.general.python_name
     files["setup.py"] = render_setup_py(manifest, uid)
     files["pyproject.toml"] = render_pyproject(manifest)

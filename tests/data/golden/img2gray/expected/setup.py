@@ -84,7 +84,9 @@ class CMakeBuild(build_ext):
         subprocess.run([cmake, "-S", str(ROOT), "-B", str(build_dir), *args], check=True)
         jobs = os.environ.get("MAX_JOBS") or str(len(os.sched_getaffinity(0)))
         subprocess.run([cmake, "--build", str(build_dir), "-j", jobs], check=True)
-        built = next(out_dir.glob(f"{OPS_NAME}.*"))
+        # CMake's target is named without the id (a new id must not reconfigure); the module
+        # is installed under the op namespace that its PyInit_ carries.
+        built = next(out_dir.glob(f"_{PYTHON_NAME}_{BACKEND}.*"))
         dest = Path(self.get_ext_fullpath(ext.name))
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built, dest)

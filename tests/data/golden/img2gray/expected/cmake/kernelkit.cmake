@@ -24,7 +24,9 @@ macro(kk_setup)
   find_package(Python3 REQUIRED COMPONENTS Interpreter Development.Module Development.SABIModule)
   kk_read_torch_info()
   kk_select_backend()
-  set(OPS_NAME "_${KK_PYTHON_NAME}_${KK_BACKEND}_${KK_UNIQUE_ID}")
+  # The target (and file) name, without the build id: a new id must not reconfigure CMake.
+  # `kernelkit build` lays the module out as <op namespace>.abi3.so (setup.py likewise).
+  set(OPS_NAME "_${KK_PYTHON_NAME}_${KK_BACKEND}")
   kk_check_torch_version()
   if(KK_TORCH_VERSION VERSION_LESS 2.12)
     set(KK_CXX_STANDARD 17)
@@ -274,12 +276,16 @@ endfunction()
 # The extension module <OPS_NAME>.abi3.so, built to be manylinux_2_28 / abi3 compliant:
 # - the compat shims give local definitions of symbols that newer glibc/libstdc++ headers
 #   reference with versions above the manylinux_2_28 ceilings;
-# - a version script exports only PyInit_<OPS_NAME>, so every other symbol binds locally;
+# - a version script exports only PyInit_*, so every other symbol binds locally;
 # - -fno-gnu-unique keeps static locals of two kernels apart; no RPATH; --as-needed.
+# The op namespace (it changes with the sources) is in the generated kernelkit_ops_id.{h,c}:
+# the .c unit holds it for registration.h's macros; the units listed in KK_NAMESPACE_SOURCES
+# ("*": every unit) get the header, i.e. TORCH_EXTENSION_NAME, with -include.
 macro(kk_add_extension)
   Python3_add_library(${OPS_NAME} MODULE USE_SABI 3 WITH_SOABI ${KK_SOURCES}
-    "${KK_HELPERS_DIR}/kernelkit_compat.c" "${KK_HELPERS_DIR}/kernelkit_compat.cpp")
-  target_compile_definitions(${OPS_NAME} PRIVATE TORCH_EXTENSION_NAME=${OPS_NAME})
+    "${KK_HELPERS_DIR}/kernelkit_compat.c" "${KK_HELPERS_DIR}/kernelkit_compat.cpp"
+    "${KK_HELPERS_DIR}/kernelkit_ops_id.c")
+  kk_namespace_units(${OPS_NAME})
   target_include_directories(${OPS_NAME} PRIVATE "${KK_GENERATED_DIR}/torch-ext")
   target_link_libraries(${OPS_NAME} PRIVATE kk_torch)
   kk_link_dependencies(${OPS_NAME})
@@ -298,8 +304,24 @@ macro(kk_add_extension)
   else()
     target_compile_definitions(${OPS_NAME} PRIVATE CPU_KERNEL)
   endif()
-  kk_harden(${OPS_NAME} "PyInit_${OPS_NAME}")
+  kk_harden(${OPS_NAME} "PyInit_*")
 endmacro()
+
+# Include kernelkit_ops_id.h (TORCH_EXTENSION_NAME) into the units of KK_NAMESPACE_SOURCES
+# (paths relative to the project; "*": every unit of TARGET): gcc's --include=, nvcc's
+# --pre-include= (one word each: a source's COMPILE_OPTIONS takes no SHELL: groups).
+function(kk_namespace_units TARGET)
+  set(_header "${KK_HELPERS_DIR}/kernelkit_ops_id.h")
+  set(_opts "$<$<COMPILE_LANGUAGE:C,CXX>:--include=${_header}>"
+            "$<$<COMPILE_LANGUAGE:CUDA>:--pre-include=${_header}>")
+  if(KK_NAMESPACE_SOURCES STREQUAL "*")
+    target_compile_options(${TARGET} PRIVATE ${_opts})
+    return()
+  endif()
+  foreach(_s ${KK_NAMESPACE_SOURCES})
+    set_property(SOURCE "${KK_SOURCE_ROOT}/${_s}" APPEND PROPERTY COMPILE_OPTIONS ${_opts})
+  endforeach()
+endfunction()
 
 # What every extension gets, torch's and tvm-ffi's: no STB_GNU_UNIQUE symbols; reproducible
 # builds (the project's and the scratch build's absolute paths, e.g. __FILE__ in TORCH_CHECK
