@@ -73,7 +73,7 @@ def _driver_version() -> str | None:
 def copy_bandwidth(device: str, opts: TimingOptions) -> Roof:
     import torch
 
-    nbytes = (1 << 30) if device.startswith("cuda") else (256 << 20)
+    nbytes = (1 << 30) if device.startswith("cuda") else (128 << 20)
     src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)
     m = measure(lambda: dst.copy_(src), device, opts)

@@ -32,6 +32,7 @@ class KernelInfo:
     revision: str | None = None  # what was asked for (hub) / the kernel's git commit (local)
     commit: str | None = None  # the hub commit
     dirty: bool | None = None
+    metadata_sha256: str | None = None  # of the variant's metadata.json: which build exactly
 
     @property
     def label(self) -> str:
@@ -159,7 +160,7 @@ def roof_json(r: Roof) -> dict[str, Any]:
 def kernel_json(k: KernelInfo) -> dict[str, Any]:
     return {"name": k.name, "source": k.source, "variant": k.variant, "version": k.version,
             "repo_id": k.repo_id, "path": k.path, "revision": k.revision, "commit": k.commit,
-            "dirty": k.dirty}
+            "dirty": k.dirty, "metadata_sha256": k.metadata_sha256}
 
 
 def to_json(r: RunResult) -> dict[str, Any]:

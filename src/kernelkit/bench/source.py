@@ -4,6 +4,7 @@ scripts fetched from the same commit)."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,11 @@ class Source:
     target: Target
     root: Path
     scripts: list[Path]
+
+
+def metadata_sha256(variant_dir: Path) -> str:
+    """sha256 of ``metadata.json``, which holds the digest of every file: names the build."""
+    return hashlib.sha256((variant_dir / "metadata.json").read_bytes()).hexdigest()
 
 
 def project_root(path: Path) -> Path | None:
@@ -71,7 +77,8 @@ def load_local(path: Path, *, benchmarks: Path | None = None, backend: str | Non
     info = KernelInfo(name=meta.name, source="local", variant=variant_dir.name,
                       version=meta.version, repo_id=repo_id_of(project), path=str(variant_dir),
                       revision=kernel.commit if kernel else None,
-                      dirty=kernel.dirty if kernel else None)
+                      dirty=kernel.dirty if kernel else None,
+                      metadata_sha256=metadata_sha256(variant_dir))
     return Source(Target(module, info), root,
                   find_scripts(bench_dir, what=f"the kernel project {root}"))
 
@@ -117,7 +124,8 @@ def load_hub(hub: Hub, repo_id: str, *, revision: str | None, version: int | str
     variant_dir = install_kernel(repo_id, revision=commit, hub=hub)
     meta = Metadata.read(variant_dir / "metadata.json")
     info = KernelInfo(name=meta.name, source="hub", variant=variant_dir.name,
-                      version=meta.version, repo_id=repo_id, revision=asked, commit=commit)
+                      version=meta.version, repo_id=repo_id, revision=asked, commit=commit,
+                      metadata_sha256=metadata_sha256(variant_dir))
     root = scratch / "repo"
     scripts: list[Path] = []
     if need_scripts:
@@ -150,7 +158,8 @@ def load_compare(spec: str, hub: Hub | None, repo_id: str | None, *, trust_remot
         variant_dir = find_local_variant(Path(spec), detect_system(backend)).resolve()
         meta = Metadata.read(variant_dir / "metadata.json")
         info = KernelInfo(name=meta.name, source="local", variant=variant_dir.name,
-                          version=meta.version, path=str(variant_dir), revision=spec)
+                          version=meta.version, path=str(variant_dir), revision=spec,
+                          metadata_sha256=metadata_sha256(variant_dir))
         return Target(get_local_kernel(variant_dir), info)
     if repo_id is None:
         raise UsageError(f"--compare {spec}: no repository to find that version in",

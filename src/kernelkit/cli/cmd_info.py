@@ -38,6 +38,11 @@ def _human(info: dict[str, Any]) -> str:
                  if digest else "Digest: -")
     prov = info.get("provenance")
     lines.append(f"Provenance: {json.dumps(prov, sort_keys=True) if prov else '-'}")
+    if info.get("benchmarks"):
+        from kernelkit.bench.stored import format_brief
+
+        lines.append("Benchmarks:")
+        lines += [f"  {line}" for entry in info["benchmarks"] for line in format_brief(entry)]
     return "\n".join(lines)
 
 
@@ -57,5 +62,19 @@ def run(args: argparse.Namespace) -> int:
         version: int | str | None = args.version
         info = hub_info(open_online_hub(args.hub, "info"), args.kernel, revision=args.revision,
                         version=version)
+    _add_benchmarks(info, args, path)
     print(json.dumps(info, indent=2) if args.json else _human(info))
     return 0
+
+
+def _add_benchmarks(info: dict[str, Any], args: argparse.Namespace, path: Path) -> None:
+    """Benchmark results kept with the kernel (``kernelkit benchmark --save``, uploaded)."""
+    from kernelkit.bench.stored import hub_results, local_results
+
+    if "path" in info:
+        info["benchmarks"] = local_results(path)
+    else:
+        from kernelkit.cli.online import open_online_hub
+
+        info["benchmarks"] = hub_results(open_online_hub(args.hub, "info"), args.kernel,
+                                         info["commit"])
