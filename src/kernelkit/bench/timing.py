@@ -14,9 +14,10 @@ Methods (recorded with every series, with the clock):
   ``graph_threshold_s`` (``cuda_graphs="auto"``) or always (``"on"``), never with
   ``l2_flush``. A call that cannot be captured is timed with events, and the note says why.
 
-Warmup: batches of calls until the medians of the last three batches agree within
-``stable_tolerance`` (:func:`kernelkit.bench.stats.is_stable`), or ``warmup_max_s`` passed
-(then ``warmup_stable`` is false), or exactly ``warmup`` calls when that is given.
+Warmup: one call, then batches of calls (single calls where a call is slow) until the
+medians of the last three batches agree within ``stable_tolerance``
+(:func:`kernelkit.bench.stats.is_stable`), or ``warmup_max_s`` passed after at least three
+batches (then ``warmup_stable`` is false), or exactly ``warmup`` calls when that is given.
 Sampling: until ``min_samples`` samples and ``min_time_s`` of measured time, at most
 ``max_samples`` samples or ``max_time_s``; exactly ``iterations`` samples when given.
 """
@@ -102,16 +103,19 @@ def warm_up(timer: Timer, opts: TimingOptions) -> _Warmup:
         xs = timer.batch(max(1, opts.warmup))
         w.calls, w.medians = len(xs) * timer.calls_per_sample, [statistics.median(xs)]
     else:
+        size = 1  # the first call alone: it may compile, allocate or fill caches
         while True:
-            xs = timer.batch(WARMUP_BATCH)
+            xs = timer.batch(size)
             w.calls += len(xs) * timer.calls_per_sample
             w.medians.append(statistics.median(xs))
             if is_stable(w.medians, tolerance=opts.stable_tolerance):
                 w.stable = True
                 break
-            if time.perf_counter() - start > opts.warmup_max_s:
+            if time.perf_counter() - start > opts.warmup_max_s and len(w.medians) >= 3:
                 w.stable = False
                 break
+            slow = w.estimate * WARMUP_BATCH > opts.warmup_max_s / 4
+            size = 1 if slow else WARMUP_BATCH
         w.spread = relative_spread(w.medians[-3:])
     w.seconds = time.perf_counter() - start
     return w
