@@ -3,6 +3,7 @@ kernel that hides launch gaps, and the L2 flush. Imported only when the device i
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -143,7 +144,8 @@ def measure_cuda(fn: Callable[[], Any], device: str, opts: TimingOptions) -> Mea
                 timer = GraphTimer(fn, index, calls)
                 timer.batch(3)
             except Exception as exc:  # capture refused: syncs, host reads, unsupported ops
-                torch.cuda.synchronize(index)
+                with contextlib.suppress(Exception):
+                    torch.cuda.synchronize(index)
                 timer = events
                 notes.append(f"CUDA graph capture failed ({type(exc).__name__}: "
                              f"{str(exc).splitlines()[0] if str(exc) else ''}); timed with "

@@ -61,11 +61,12 @@ def machine_info(device: str) -> dict[str, Any]:
 
 
 def _driver_version() -> str | None:
-    try:
-        import torch
+    """The CUDA driver's version (``12040`` = 12.4), where torch exposes it."""
+    import torch
 
-        return str(torch.cuda.driver_version()) if hasattr(torch.cuda, "driver_version") \
-            else None
+    get = getattr(torch._C, "_cuda_getDriverVersion", None)
+    try:
+        return str(get()) if callable(get) else None
     except Exception:
         return None
 

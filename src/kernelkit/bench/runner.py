@@ -173,7 +173,10 @@ def run_case(ctx: _Ctx, script: Script, kernel: Target, compare: Target | None) 
     result = CaseResult(case.label, script.name, "ok" if check else "unverified", check)
     result.work = _work(inst, case)
     ctx.say("time", "kernel")
-    result.series["kernel"] = _timed("kernel", "kernel", bench, ctx)
+    result.series["kernel"] = timed = _timed("kernel", "kernel", bench, ctx)
+    if timed.status == "error":
+        result.status, result.error = "error", f"benchmark_{case.name} {timed.reason}"
+        return result
     if verify is not None:
         after = compare_outputs(inst.out, _call(verify, device), atol=check.atol or 0,
                                 rtol=check.rtol or 0) if check else None
@@ -188,7 +191,11 @@ def run_case(ctx: _Ctx, script: Script, kernel: Target, compare: Target | None) 
 
 
 def _timed(role: str, label: str, fn: Callable[[], Any], ctx: _Ctx) -> Series:
-    m = measure(fn, ctx.opts.device, ctx.opts.timing)
+    """Time ``fn``; a call that raises while it is timed makes the series an ``error``."""
+    try:
+        m = measure(fn, ctx.opts.device, ctx.opts.timing)
+    except Exception as exc:
+        return Series(role, label, "error", f"raised while timed: {type(exc).__name__}: {exc}")
     return Series(role, label, "timed", measurement=m, summary=summarize(m.samples))
 
 
