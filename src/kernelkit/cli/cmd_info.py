@@ -47,6 +47,7 @@ def _human(info: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernelkit.bench.stored import hub_results, local_results
     from kernelkit.errors import UsageError
     from kernelkit.lock.report import hub_info, local_info
 
@@ -56,25 +57,13 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--revision/--version only apply to hub kernels, not to "
                                  f"the local directory {path}")
         info = local_info(path)
+        info["benchmarks"] = local_results(path)  # `kernelkit benchmark --save`
     else:
         from kernelkit.cli.online import open_online_hub
 
         version: int | str | None = args.version
-        info = hub_info(open_online_hub(args.hub, "info"), args.kernel, revision=args.revision,
-                        version=version)
-    _add_benchmarks(info, args, path)
+        hub = open_online_hub(args.hub, "info")
+        info = hub_info(hub, args.kernel, revision=args.revision, version=version)
+        info["benchmarks"] = hub_results(hub, args.kernel, info["commit"])  # uploaded
     print(json.dumps(info, indent=2) if args.json else _human(info))
     return 0
-
-
-def _add_benchmarks(info: dict[str, Any], args: argparse.Namespace, path: Path) -> None:
-    """Benchmark results kept with the kernel (``kernelkit benchmark --save``, uploaded)."""
-    from kernelkit.bench.stored import hub_results, local_results
-
-    if "path" in info:
-        info["benchmarks"] = local_results(path)
-    else:
-        from kernelkit.cli.online import open_online_hub
-
-        info["benchmarks"] = hub_results(open_online_hub(args.hub, "info"), args.kernel,
-                                         info["commit"])
