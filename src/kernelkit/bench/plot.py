@@ -32,6 +32,13 @@ ROLES = ("kernel", "reference", "compiled", "compare")
 FORMATS = ("png", "svg")
 
 
+def available() -> bool:
+    """Whether matplotlib can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def _matplotlib() -> Any:
     try:
         import matplotlib

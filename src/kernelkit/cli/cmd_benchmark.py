@@ -127,11 +127,15 @@ def _sources(args: argparse.Namespace, scratch: Path) -> tuple[Any, Any, Path | 
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernelkit.bench import plot
     from kernelkit.bench.api import default_device, run_benchmark
     from kernelkit.bench.results import RESULTS_DIR, RESULTS_FILE, dumps
     from kernelkit.cli.render_bench import Progress, format_table, notes, table_rows
     from kernelkit.util.fs import atomic_write_text
 
+    if args.plot is not None and not plot.available():  # before minutes of timing
+        raise UsageError("--plot needs matplotlib, which is not installed",
+                         hint="pip install 'kernelkit[plot]', or drop --plot")
     with tempfile.TemporaryDirectory(prefix="kernelkit-benchmark-") as tmp:
         source, compare, project = _sources(args, Path(tmp))
         device = args.device or default_device(source.target.info.variant)
@@ -152,11 +156,13 @@ def run(args: argparse.Namespace) -> int:
         keep.mkdir(parents=True, exist_ok=True)
         atomic_write_text(keep / RESULTS_FILE, text)
         written.append(keep / RESULTS_FILE)
-        plot_dirs.append(keep)
+        if plot.available():
+            plot_dirs.append(keep)
+        else:
+            print("note: charts not saved: matplotlib is not installed (pip install "
+                  "'kernelkit[plot]')", file=sys.stderr)
     for folder in plot_dirs:
-        from kernelkit.bench.plot import write_plots
-
-        written += write_plots(result, folder)
+        written += plot.write_plots(result, folder)
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     if args.json:
