@@ -139,3 +139,5 @@ def test_no_scripts_and_bad_scripts_are_clear_errors(tmp_path: Path) -> None:
     out = kk("benchmark", str(project))
     assert out.returncode == 8 and "benchmark_broken.py" in out.stderr
     assert "ModuleNotFoundError" in out.stderr and "Traceback" not in out.stderr
+    out = kk("benchmark", str(tmp_path / "no-such-project"))
+    assert out.returncode == 2 and "no such directory, and not a repository id" in out.stderr

@@ -108,6 +108,9 @@ def _sources(args: argparse.Namespace, scratch: Path) -> tuple[Any, Any, Path | 
         if args.save or args.benchmarks:
             raise UsageError("--save and --benchmarks apply to a local kernel project")
         repo_id, revision, version = parse_request(args.kernel)
+        if repo_id.count("/") != 1 or repo_id.startswith((".", "/", "~")):
+            raise UsageError(f"{args.kernel}: no such directory, and not a repository id",
+                             hint="pass a kernel project directory or ORG/NAME[@REF]")
         if (revision is not None or version is not None) and (args.version or args.revision):
             raise UsageError(f"{args.kernel} names a version: drop --version/--revision")
         hub = _hub(args)
