@@ -75,8 +75,8 @@ def _options(args: argparse.Namespace, device: str) -> Any:
 
     for name in ("iterations", "warmup"):
         value = getattr(args, name)
-        if value is not None and value < (1 if name == "iterations" else 0):
-            raise UsageError(f"--{name} must be at least {1 if name == 'iterations' else 0}")
+        if value is not None and value < 1:
+            raise UsageError(f"--{name} must be at least 1")
     if args.min_time < 0 or args.max_time <= 0:
         raise UsageError("--min-time must be >= 0 and --max-time > 0")
     timing = TimingOptions(min_time_s=args.min_time, max_time_s=args.max_time,
