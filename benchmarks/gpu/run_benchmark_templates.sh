@@ -14,7 +14,7 @@
 # (installed with --no-deps into a temp site) or have it installed; without it the JSON and
 # tables are still written. Everything lands in $OUT (default benchmarks/results/bench-gpu):
 # summary.txt, tables.txt, and results.tar.gz (all JSON, charts and logs), so at most a few
-# files come back from the device tool.
+# files come back from the device tool. BACKEND=cpu rehearses the same steps on a CPU machine.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$ROOT/benchmarks/results/bench-gpu}
@@ -31,6 +31,7 @@ export KERNELKIT_HUB_DIR=$W/hub KERNELKIT_CACHE=$W/cache KERNELKIT_CCACHE_DIR=$W
 export KERNELKIT_CUDA_CAPABILITIES=${KERNELKIT_CUDA_CAPABILITIES:-9.0}
 export KERNELKIT_TRUSTED_PUBLISHERS=kernelkit-examples,kernels-test
 KK=(python3 -m kernelkit)
+BACKEND=${BACKEND:-cuda}
 PLOT=()
 python3 -c "import matplotlib" 2>/dev/null && PLOT=(yes)
 status=0
@@ -60,7 +61,7 @@ for t in img2gray activation; do
   step "init-$t" -- "${KK[@]}" init "$P" --name "kernelkit-examples/$t" --template "$t"
   git -C "$P" -c user.name=gpu -c user.email=gpu@kernelkit.invalid commit -qm init \
     >/dev/null 2>&1
-  step "build-$t" -- "${KK[@]}" build "$P" --backend cuda
+  step "build-$t" -- "${KK[@]}" build "$P" --backend "$BACKEND"
   bench "$t" "$P"
   bench "$t-l2flush" "$P" --case '*.large' --l2-flush --no-compile
   bench "$t-events" "$P" --case '*.small' --cuda-graphs off --no-compile
@@ -72,7 +73,7 @@ if [ -d "$CORPUS" ]; then
     cp -r "$CORPUS/$ex" "$P"
     mkdir -p "$P/benchmarks"
     cp "$ROOT/benchmarks/gpu/upstream_bench/benchmark_${ex//-/_}.py" "$P/benchmarks/"
-    step "build-$ex" -- "${KK[@]}" build "$P" --backend cuda
+    step "build-$ex" -- "${KK[@]}" build "$P" --backend "$BACKEND"
     bench "upstream-$ex" "$P"
   done
   # a hub version: relu uploaded as v1, benchmarked by repo id, compared with the local build

@@ -81,7 +81,7 @@ def _roof_cell(c: CaseResult) -> str:
 
 def table_rows(result: RunResult) -> list[list[str]]:
     roles = [r for r in ROLE_HEADERS if any(r in c.series for c in result.cases)]
-    head = ["case", "result", "kernel median [95% CI]", "IQR", "n", "method",
+    head = ["case", "result", "kernel median [95% CI]", "IQR", "outliers", "n", "method",
             *(ROLE_HEADERS[r] if r != "compare" or result.compare is None
               else f"vs {_short(result.compare.revision or result.compare.variant)}"
               for r in roles), "roofline"]
@@ -92,7 +92,9 @@ def table_rows(result: RunResult) -> list[list[str]]:
         iqr = f"{100 * s.iqr / s.median:.1f}%" if s and s.median > 0 else "-"
         method = "-" if m is None else m.method + (
             f" x{m.calls_per_sample}" if m.calls_per_sample > 1 else "")
-        rows.append([c.label, _status(c), _kernel_cell(c), iqr, str(s.n) if s else "-", method,
+        outliers = f"{s.outliers}" if s else "-"
+        rows.append([c.label, _status(c), _kernel_cell(c), iqr, outliers, str(s.n) if s else "-",
+                     method,
                      *(_speedup_cell(c, r) for r in roles), _roof_cell(c)])
     return rows
 
