@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from kernelkit.bench.timing import Measurement, TimingOptions, sample, warm_up
+from kernelkit.bench.timing import Prepared, TimingOptions, warm_up
 
 CLOCK = "cudaEventElapsedTime"
 _MAX_SLEEP_S = 0.05
@@ -125,40 +125,35 @@ class GraphTimer:
         return [s.elapsed_time(e) * 1e-3 / k for s, e in zip(starts, ends, strict=True)]
 
 
-def measure_cuda(fn: Callable[[], Any], device: str, opts: TimingOptions) -> Measurement:
+def prepare_cuda(fn: Callable[[], Any], device: str, opts: TimingOptions) -> Prepared:
+    """Warm ``fn`` up with events; then a CUDA graph where the call is short (falling back to
+    events, with the reason, when it cannot be captured). Call inside ``torch.cuda.device``."""
     index = _device_index(device)
-    with torch.cuda.device(index):
-        flush = L2Flush(index) if opts.l2_flush else None
-        events = EventTimer(fn, index, flush)
-        notes = [] if events.rate is not None else [
-            ("torch.cuda._sleep is missing: calls were not queued behind a spin kernel, so "
-             "launch gaps may be included")]
-        if flush is not None:
-            notes.append(f"L2 flushed before each call ({flush.bytes >> 20} MiB zeroed)")
-        warm = warm_up(events, opts)
-        timer: EventTimer | GraphTimer = events
-        graph, why = _want_graph(opts, warm.estimate)
-        if graph:
-            calls = max(1, min(1000, math.ceil(opts.graph_target_s / max(warm.estimate, 1e-7))))
-            try:
-                timer = GraphTimer(fn, index, calls)
-                timer.batch(3)
-            except Exception as exc:  # capture refused: syncs, host reads, unsupported ops
-                with contextlib.suppress(Exception):
-                    torch.cuda.synchronize(index)
-                timer = events
-                notes.append(f"CUDA graph capture failed ({type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else ''}); timed with "
-                             "CUDA events")
-        elif why:
-            notes.append(why)
-        samples = sample(timer, opts)
-        method, per_sample = timer.method, timer.calls_per_sample
-        del timer, events
-        if flush is not None:
-            del flush.buffer
-    return Measurement(samples, method, CLOCK, per_sample, warm.calls, warm.seconds,
-                       warm.stable, warm.spread, l2_flush=opts.l2_flush, notes=notes)
+    flush = L2Flush(index) if opts.l2_flush else None
+    events = EventTimer(fn, index, flush)
+    notes = [] if events.rate is not None else [
+        ("torch.cuda._sleep is missing: calls were not queued behind a spin kernel, so "
+         "launch gaps may be included")]
+    if flush is not None:
+        notes.append(f"L2 flushed before each call ({flush.bytes >> 20} MiB zeroed)")
+    warm = warm_up(events, opts)
+    graph, why = _want_graph(opts, warm.estimate)
+    if why:
+        notes.append(why)
+    if not graph:
+        return Prepared(events, warm, notes, l2_flush=opts.l2_flush)
+    calls = max(1, min(1000, math.ceil(opts.graph_target_s / max(warm.estimate, 1e-7))))
+    try:
+        timer = GraphTimer(fn, index, calls)
+        timer.batch(3)
+    except Exception as exc:  # capture refused: syncs, host reads, unsupported ops
+        with contextlib.suppress(Exception):
+            torch.cuda.synchronize(index)
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        notes.append(f"CUDA graph capture failed ({type(exc).__name__}: {first}); timed with "
+                     "CUDA events")
+        return Prepared(events, warm, notes, l2_flush=opts.l2_flush)
+    return Prepared(timer, warm, notes, l2_flush=False)
 
 
 def _want_graph(opts: TimingOptions, per_call_s: float) -> tuple[bool, str | None]:

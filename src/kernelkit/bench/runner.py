@@ -5,9 +5,11 @@ Per case (a fresh instance for each series, seeded the same, so every series see
 inputs): setup, one call of ``benchmark_<case>``, its ``self.out`` compared with
 ``verify_<case>()``. A wrong result is reported and nothing of the case is timed; the check
 repeats after timing, so a kernel that goes wrong under repetition (a race) is reported too.
-Then the baselines: the reference itself (eager), ``torch.compile`` of it (skipped with the
+The baselines: the reference itself (eager), ``torch.compile`` of it (skipped with the
 reason where it cannot compile or disagrees with eager), and the other version
-(``compare``, verified the same way). Each baseline's speedup comes with an interval.
+(``compare``, verified the same way). The kernel and its baselines are timed interleaved
+(:func:`kernelkit.bench.timing.measure_interleaved`), so a drifting machine moves them alike;
+each baseline's speedup comes with an interval.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from kernelkit.bench.hardware import Roof, copy_bandwidth, matmul_throughput
 from kernelkit.bench.results import CaseResult, KernelInfo, Series, Verification
 from kernelkit.bench.scripts import Script
 from kernelkit.bench.stats import speedup, summarize
-from kernelkit.bench.timing import TimingOptions, measure
+from kernelkit.bench.timing import Measurement, TimingOptions, measure_interleaved
 from kernelkit.bench.verify import compare_outputs, tolerances
 from kernelkit.errors import BenchmarkNotFoundError
 
@@ -172,31 +174,39 @@ def run_case(ctx: _Ctx, script: Script, kernel: Target, compare: Target | None) 
                               {"kernel": Series("kernel", "kernel", "wrong", check.detail)})
     result = CaseResult(case.label, script.name, "ok" if check else "unverified", check)
     result.work = _work(inst, case)
-    ctx.say("time", "kernel")
-    result.series["kernel"] = timed = _timed("kernel", "kernel", bench, ctx)
-    if timed.status == "error":
-        result.status, result.error = "error", f"benchmark_{case.name} {timed.reason}"
+    series = _baselines(ctx, inst, verify, compare) if verify is not None else {}
+    fns = {"kernel": ("kernel", bench), **{r: v for r, v in series.items() if isinstance(v, tuple)}}
+    ctx.say("time", ", ".join(label for label, _ in fns.values())
+            + (" (interleaved)" if len(fns) > 1 else ""))
+    timed = measure_interleaved({r: fn for r, (_, fn) in fns.items()}, device, ctx.opts.timing)
+    for role in ("kernel", *series):
+        got = series.get(role)
+        result.series[role] = got if isinstance(got, Series) else _series(
+            role, fns[role][0], timed[role])
+    if result.series["kernel"].status == "error":
+        result.status = "error"
+        result.error = f"benchmark_{case.name} {result.series['kernel'].reason}"
         return result
-    if verify is not None:
+    if verify is not None and check is not None:
         after = compare_outputs(inst.out, _call(verify, device), atol=check.atol or 0,
-                                rtol=check.rtol or 0) if check else None
-        if after is not None and not after.passed:
+                                rtol=check.rtol or 0)
+        if not after.passed:
             detail = f"after timing: {after.detail}"
             result.status, result.verification = "wrong", replace(after, detail=detail)
-            result.series["kernel"] = Series("kernel", "kernel", "wrong", detail)
+            result.series = {"kernel": Series("kernel", "kernel", "wrong", detail)}
             return result
-        _baselines(ctx, result, inst, verify, compare)
     _speedups(result)
     return result
 
 
-def _timed(role: str, label: str, fn: Callable[[], Any], ctx: _Ctx) -> Series:
-    """Time ``fn``; a call that raises while it is timed makes the series an ``error``."""
-    try:
-        m = measure(fn, ctx.opts.device, ctx.opts.timing)
-    except Exception as exc:
-        return Series(role, label, "error", f"raised while timed: {type(exc).__name__}: {exc}")
-    return Series(role, label, "timed", measurement=m, summary=summarize(m.samples))
+Timed = tuple[str, Callable[[], Any]]  # (label, what to time)
+
+
+def _series(role: str, label: str, got: Measurement | Exception) -> Series:
+    if isinstance(got, Exception):
+        return Series(role, label, "error",
+                      f"raised while timed: {type(got).__name__}: {got}")
+    return Series(role, label, "timed", measurement=got, summary=summarize(got.samples))
 
 
 def _work(inst: Any, case: Case) -> dict[str, float] | None:
@@ -208,21 +218,22 @@ def _work(inst: Any, case: Case) -> dict[str, float] | None:
     return work or None
 
 
-def _baselines(ctx: _Ctx, result: CaseResult, inst: Any, verify: Callable[[], Any],
-               compare: Target | None) -> None:
+def _baselines(ctx: _Ctx, inst: Any, verify: Callable[[], Any], compare: Target | None
+               ) -> dict[str, Timed | Series]:
+    """The baselines to time with the kernel, or the Series saying why one is not timed."""
     opts = ctx.opts
+    out: dict[str, Timed | Series] = {}
     if opts.reference:
-        ctx.say("time", "reference")
-        result.series["reference"] = _timed("reference", "reference (eager)", verify, ctx)
+        out["reference"] = ("reference (eager)", verify)
     if opts.reference and opts.compile:
-        ctx.say("time", "torch.compile(reference)")
-        result.series["compiled"] = _compiled(ctx, inst, verify)
+        ctx.say("time", "compiling the reference with torch.compile")
+        out["compiled"] = _compiled(ctx, inst, verify)
     if compare is not None:
-        ctx.say("time", compare.info.label)
-        result.series["compare"] = _other_version(ctx, compare)
+        out["compare"] = _other_version(ctx, compare)
+    return out
 
 
-def _compiled(ctx: _Ctx, inst: Any, verify: Callable[[], Any]) -> Series:
+def _compiled(ctx: _Ctx, inst: Any, verify: Callable[[], Any]) -> Timed | Series:
     import torch
 
     label = "torch.compile(reference)"
@@ -238,10 +249,11 @@ def _compiled(ctx: _Ctx, inst: Any, verify: Callable[[], Any]) -> Series:
     if not agree.passed:
         return Series("compiled", label, "skipped",
                       f"the compiled reference disagrees with eager: {agree.detail}")
-    return _timed("compiled", label, compiled, ctx)
+    return label, compiled
 
 
-def _other_version(ctx: _Ctx, other: Target) -> Series:
+def _other_version(ctx: _Ctx, other: Target) -> Timed | Series:
+    """``benchmark_<case>`` of another version, on its own instance, verified first."""
     case, device = ctx.case, ctx.opts.device
     label = other.info.label
     try:
@@ -255,7 +267,7 @@ def _other_version(ctx: _Ctx, other: Target) -> Series:
         return Series("compare", label, "error", f"{type(exc).__name__}: {exc}")
     if not check.passed:
         return Series("compare", label, "wrong", check.detail)
-    return _timed("compare", label, bench, ctx)
+    return label, bench
 
 
 def _speedups(result: CaseResult) -> None:

@@ -24,6 +24,7 @@ Sampling: until ``min_samples`` samples and ``min_time_s`` of measured time, at 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
@@ -34,7 +35,7 @@ from typing import Any, Protocol
 from kernelkit.bench.stats import is_stable, relative_spread
 
 WARMUP_BATCH = 5
-EVENT_BATCH = 64  # calls enqueued behind one spin kernel
+INTERLEAVE_CHUNK = 8  # samples a series takes per turn
 
 
 @dataclass(frozen=True)
@@ -121,40 +122,127 @@ def warm_up(timer: Timer, opts: TimingOptions) -> _Warmup:
     return w
 
 
+class Sampler:
+    """One series' samples, taken a chunk at a time, until its stopping rule is met (the time
+    it counts is its own, so interleaving series does not shorten any of them)."""
+
+    def __init__(self, timer: Timer, opts: TimingOptions) -> None:
+        self.timer, self.opts = timer, opts
+        self.samples: list[float] = []
+        self.seconds = 0.0
+
+    @property
+    def done(self) -> bool:
+        o, n = self.opts, len(self.samples)
+        if o.iterations is not None:
+            return n >= o.iterations
+        if n >= o.max_samples or self.seconds >= o.max_time_s:
+            return True
+        measured = math.fsum(self.samples) * self.timer.calls_per_sample
+        return n >= o.min_samples and measured >= o.min_time_s
+
+    def step(self) -> None:
+        o, n = self.opts, len(self.samples)
+        size = INTERLEAVE_CHUNK
+        if o.iterations is not None:
+            size = min(size, o.iterations - n)
+        elif n + size > o.max_samples:
+            size = o.max_samples - n
+        t0 = time.perf_counter()
+        self.samples += self.timer.batch(max(1, size))
+        self.seconds += time.perf_counter() - t0
+
+
 def sample(timer: Timer, opts: TimingOptions) -> list[float]:
-    samples: list[float] = []
-    start = time.perf_counter()
-    if opts.iterations is not None:
-        while len(samples) < opts.iterations:
-            samples += timer.batch(min(EVENT_BATCH, opts.iterations - len(samples)))
-        return samples
-    chunk = 5
-    while True:
-        samples += timer.batch(chunk)
-        measured = math.fsum(samples) * timer.calls_per_sample
-        elapsed = time.perf_counter() - start
-        if len(samples) >= opts.max_samples or elapsed >= opts.max_time_s:
-            return samples[: opts.max_samples]
-        if len(samples) >= opts.min_samples and measured >= opts.min_time_s:
-            return samples
-        chunk = min(EVENT_BATCH, max(5, len(samples)))
+    """Samples of one series (see :class:`Sampler`)."""
+    s = Sampler(timer, opts)
+    while not s.done:
+        s.step()
+    return s.samples
 
 
-def measure(fn: Callable[[], Any], device: str, opts: TimingOptions) -> Measurement:
-    """Warm up and sample ``fn`` (which runs the case once) on ``device``."""
+@dataclass
+class Prepared:
+    """A warmed-up, calibrated timer of one series and what to record about it."""
+
+    timer: Timer
+    warm: _Warmup
+    notes: list[str] = field(default_factory=list)
+    l2_flush: bool = False
+
+    def finish(self, samples: list[float]) -> Measurement:
+        w = self.warm
+        return Measurement(samples, self.timer.method, self.timer.clock,
+                           self.timer.calls_per_sample, w.calls, w.seconds, w.stable, w.spread,
+                           l2_flush=self.l2_flush, notes=self.notes)
+
+
+def prepare(fn: Callable[[], Any], device: str, opts: TimingOptions) -> Prepared:
+    """Choose the timer for ``device``, warm ``fn`` up and calibrate (graphs are captured)."""
     kind = device.split(":")[0]
     if kind == "cuda":
-        from kernelkit.bench.cuda import measure_cuda
+        from kernelkit.bench.cuda import prepare_cuda
 
-        return measure_cuda(fn, device, opts)
+        return prepare_cuda(fn, device, opts)
     timer = HostTimer(fn, _synchronizer(kind))
     warm = warm_up(timer, opts)
     if warm.estimate > 0:
         timer.calls_per_sample = max(1, math.ceil(opts.cpu_sample_s / warm.estimate))
-    samples = sample(timer, opts)
     notes = [] if not opts.l2_flush else [f"--l2-flush applies to CUDA devices only, not {kind}"]
-    return Measurement(samples, timer.method, timer.clock, timer.calls_per_sample, warm.calls,
-                       warm.seconds, warm.stable, warm.spread, l2_flush=False, notes=notes)
+    return Prepared(timer, warm, notes)
+
+
+def _device_scope(device: str) -> contextlib.AbstractContextManager[Any]:
+    if device.split(":")[0] != "cuda":
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.cuda.device(torch.device(device))
+
+
+def measure_interleaved(fns: dict[str, Callable[[], Any]], device: str, opts: TimingOptions
+                        ) -> dict[str, Measurement | Exception]:
+    """Time several series of one case **interleaved**: each is warmed up, then they take
+    turns, a chunk of samples each, until every one meets its stopping rule. A drift of the
+    machine (clocks, other load) then falls on all of them alike instead of on whichever ran
+    last, which keeps the speedup intervals honest. A series that raises gets its exception
+    and drops out; the others go on."""
+    out: dict[str, Measurement | Exception] = {}
+    with _device_scope(device):
+        prepared: dict[str, Prepared] = {}
+        for role, fn in fns.items():
+            try:
+                prepared[role] = prepare(fn, device, opts)
+            except Exception as exc:
+                out[role] = exc
+        samplers = {role: Sampler(p.timer, opts) for role, p in prepared.items()}
+        active = [role for role, s in samplers.items() if not s.done]
+        turn = 0
+        while active:
+            turn += 1  # ABBA order: a steady drift within a round falls on every series alike
+            for role in list(active if turn % 2 else reversed(active)):
+                try:
+                    samplers[role].step()
+                except Exception as exc:
+                    out[role] = exc
+                    active.remove(role)
+                    continue
+                if samplers[role].done:
+                    active.remove(role)
+        for role, p in prepared.items():
+            if role not in out:
+                out[role] = p.finish(samplers[role].samples)
+        prepared.clear()  # release graphs and flush buffers inside the device scope
+        samplers.clear()
+    return {role: out[role] for role in fns}
+
+
+def measure(fn: Callable[[], Any], device: str, opts: TimingOptions) -> Measurement:
+    """Warm up and sample ``fn`` (which runs the case once) on ``device``."""
+    result = measure_interleaved({"": fn}, device, opts)[""]
+    if isinstance(result, Exception):
+        raise result
+    return result
 
 
 # --- host clock (CPU and devices without CUDA events) ----------------------------------------
