@@ -51,7 +51,7 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class BenchEvent:
-    """Progress for the CLI: ``stage`` is ``case``, ``verify``, ``time``, ``skip``,
+    """Progress for the CLI: ``stage`` is ``case``, ``verify``, ``compile``, ``time``,
     ``done`` or ``hardware``."""
 
     stage: str
@@ -226,7 +226,7 @@ def _baselines(ctx: _Ctx, inst: Any, verify: Callable[[], Any], compare: Target 
     if opts.reference:
         out["reference"] = ("reference (eager)", verify)
     if opts.reference and opts.compile:
-        ctx.say("time", "compiling the reference with torch.compile")
+        ctx.say("compile", "")
         out["compiled"] = _compiled(ctx, inst, verify)
     if compare is not None:
         out["compare"] = _other_version(ctx, compare)

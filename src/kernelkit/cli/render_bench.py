@@ -36,6 +36,8 @@ class Progress:
             text = f"{head} ..."
         elif e.stage == "verify":
             text = f"{head}: checking the result against the reference"
+        elif e.stage == "compile":
+            text = f"{head}: compiling the reference with torch.compile"
         elif e.stage == "time":
             text = f"{head}: timing {e.detail}"
         elif e.stage == "done":
