@@ -206,8 +206,8 @@ def _roofline(ax: Any, cases: list[CaseResult], bw: float, peak: float, bw_what:
     lo, hi = min([*xs, peak / bw]) / 8, max([*xs, peak / bw]) * 8
     grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
     ax.plot(grid, [min(peak, bw * x) for x in grid], color=t["fg"], linewidth=1.4)
-    ax.text(lo * 1.3, bw * lo * 1.6, f"copy {bw / 1e9:.3g} GB/s", color=t["muted"], fontsize=8,
-            rotation=0)
+    ax.text(lo * 1.3, bw * lo * 1.3 * 0.4, f"copy {bw / 1e9:.3g} GB/s", color=t["muted"],
+            fontsize=8, va="top")  # under the bandwidth roof, clear of the line
     ax.text(hi / 1.3, peak * 1.15, f"matmul {peak / 1e9:.3g} GFLOP/s", color=t["muted"],
             fontsize=8, ha="right")
     ys: list[float] = []
