@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
                     "hub version. Every case is checked against its reference before it is "
                     "timed; a wrong result is reported and not timed. Each case is timed with "
                     "the reference (eager), torch.compile of it and --compare, each with a "
-                    "speedup and its 95%% interval. See docs/benchmark.md.")
+                    "speedup and its 95% interval. See docs/benchmark.md.")
     p.add_argument("kernel", nargs="?", default=".", metavar="PROJECT | REPO_ID",
                    help="a kernel project, its build/ or a variant directory (default: .), or "
                         "ORG/NAME[@REF] on the hub")
