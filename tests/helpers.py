@@ -134,6 +134,8 @@ def upstream_examples_dir() -> Path | None:
     candidates = [Path(env)] if env else [p / "shared" / "upstream-examples"
                                           for p in (root, *root.parents)]
     return next((c for c in candidates if c.is_dir()), None)
+
+
 LAYERS_INIT = '''\
 import torch
 
@@ -217,3 +219,58 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
             code = int(exc.code or 0)
     return subprocess.CompletedProcess(["kernelkit", *args], code, out.getvalue(),
                                        err.getvalue())
+# --- kernelkit benchmark: a project around a synthetic variant ----------------------------------
+
+SCALE_BENCHMARK = '''\
+"""Benchmarks of the synthetic `scale` kernel (x * factor): upstream's contract."""
+import os
+from pathlib import Path
+
+import torch
+from kernels.benchmark import Benchmark
+
+
+def _count(case):
+    log = os.environ.get("BENCH_CALLS_LOG")
+    if log:
+        with Path(log).open("a") as f:
+            f.write(case + "\\n")
+
+
+class ScaleBenchmark(Benchmark):
+    seed = 0
+
+    def setup(self):
+        self.x = torch.randn(64, 64, device=self.device)
+
+    def benchmark_scale(self):
+        _count("scale")
+        self.out = self.kernel.scale(self.x)
+
+    def verify_scale(self):
+        return self.x * 2
+
+    def bytes_scale(self):
+        return 2 * self.x.numel() * self.x.element_size()
+
+    def flops_scale(self):
+        return self.x.numel()
+
+    def benchmark_unchecked(self):
+        _count("unchecked")
+        self.out = self.kernel.scale(self.x)
+'''
+
+
+def make_bench_project(root: Path, *, factor: float = 2.0, uid: str = "abc1234",
+                       repo_id: str = "acme/scale", script: str = SCALE_BENCHMARK) -> Path:
+    """A kernel project ``root``: build.toml with a hub repo id, one synthetic CPU variant
+    (``scale(x) = x * factor``; the benchmark expects factor 2) and ``benchmarks/``."""
+    name = repo_id.split("/")[1]
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "build.toml").write_text(
+        f'[general]\nname = "{name}"\nversion = 1\n\n[general.hub]\nrepo-id = "{repo_id}"\n')
+    make_variant(root / "build", "torch-cpu", name=name, uid=uid, factor=factor)
+    (root / "benchmarks").mkdir(exist_ok=True)
+    (root / "benchmarks" / "benchmark_scale.py").write_text(script)
+    return root

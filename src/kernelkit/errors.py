@@ -533,6 +533,27 @@ class RefConflict(HubError):
     """A branch/tag that should not exist does, or a parent commit is stale."""
 
 
+# --- kernelkit benchmark ---------------------------------------------------------------------
+
+
+class BenchmarkError(KernelkitError):
+    """A kernel's benchmark scripts cannot be run; ``script`` names the file when one is at
+    fault. (A case whose result is wrong is a benchmark *result*, not this error.)"""
+
+    def __init__(self, message: str, *, script: Path | None = None,
+                 hint: str | None = None) -> None:
+        self.script = script
+        super().__init__(message, hint=hint)
+
+
+class BenchmarkNotFoundError(BenchmarkError):
+    """The kernel has no ``benchmarks/benchmark*.py`` script (or no case matches)."""
+
+
+class BenchmarkScriptError(BenchmarkError):
+    """A benchmark script fails to import, or defines no benchmark class."""
+
+
 # --- exit codes ---------------------------------------------------------------------------------
 
 
@@ -574,6 +595,8 @@ EXIT_CODES: dict[type[KernelkitError], ExitCode] = {
     LockError: ExitCode.INVALID_INPUT,
     TemplateError: ExitCode.INVALID_INPUT,
     LocalKernelsError: ExitCode.INVALID_INPUT,
+    BenchmarkNotFoundError: ExitCode.NOT_FOUND,
+    BenchmarkScriptError: ExitCode.INVALID_INPUT,
 }
 
 

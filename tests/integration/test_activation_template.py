@@ -120,6 +120,24 @@ def test_project_tests_pass_against_the_build(built: Path) -> None:
     assert " passed" in proc.stdout and "skipped" not in proc.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
+def test_shipped_benchmark_runs_verified_against_the_build(built: Path, tmp_path: Path) -> None:
+    """`kernelkit init` projects benchmark out of the box (the img2gray template's run, with
+    torch.compile and charts, is tests/integration/test_benchmark_img2gray.py)."""
+    import json
+
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "kernelkit", "benchmark", str(built),
+                           "--no-compile", "--no-roofline", "--min-time", "0.02", "--max-time",
+                           "0.5", "--output", str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads(out.read_text())["cases"]
+    assert [c["name"] for c in cases] == ["SiluAndMulBenchmark.large", "SiluAndMulBenchmark.small"]
+    assert all(c["status"] == "ok" and c["series"]["reference"]["status"] == "timed"
+               for c in cases)
+
+
 @pytest.fixture
 def hub_repo(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LayerRepository:
     from kernelkit.hub.local import LocalGitHub

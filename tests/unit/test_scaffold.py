@@ -55,8 +55,8 @@ src = ["img2gray_cpu/img2gray_cpu.cpp"]
 '''
 
 ALL_FILES = {
-    ".gitignore", "CARD.md", "README.md", "build.toml", "flake.nix",
-    "img2gray_cpu/img2gray_cpu.cpp", "img2gray_cuda/img2gray.cu", "tests/__init__.py",
+    ".gitignore", "CARD.md", "README.md", "benchmarks/benchmark_img2gray.py", "build.toml",
+    "flake.nix", "img2gray_cpu/img2gray_cpu.cpp", "img2gray_cuda/img2gray.cu", "tests/__init__.py",
     "tests/test_img2gray.py", "torch-ext/img2gray/__init__.py", "torch-ext/torch_binding.cpp",
     "torch-ext/torch_binding.h",
 }

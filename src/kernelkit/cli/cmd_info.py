@@ -52,10 +52,16 @@ def _human(info: dict[str, Any]) -> str:
                  if digest else "Digest: -")
     prov = info.get("provenance")
     lines.append(f"Provenance: {json.dumps(prov, sort_keys=True) if prov else '-'}")
+    if info.get("benchmarks"):
+        from kernelkit.bench.stored import format_brief
+
+        lines.append("Benchmarks:")
+        lines += [f"  {line}" for entry in info["benchmarks"] for line in format_brief(entry)]
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernelkit.bench.stored import hub_results, local_results
     from kernelkit.errors import UsageError
     from kernelkit.lock.report import hub_info, local_info
 
@@ -68,11 +74,14 @@ def run(args: argparse.Namespace) -> int:
 
         info = local_info(path, hub=lambda: open_online_hub(args.hub, "info"),
                           dep_tree=args.dep_tree)
+        info["benchmarks"] = local_results(path)  # `kernelkit benchmark --save`
     else:
         from kernelkit.cli.online import open_online_hub
 
         version: int | str | None = args.version
-        info = hub_info(open_online_hub(args.hub, "info"), args.kernel, revision=args.revision,
-                        version=version, dep_tree=args.dep_tree)
+        hub = open_online_hub(args.hub, "info")
+        info = hub_info(hub, args.kernel, revision=args.revision, version=version,
+                        dep_tree=args.dep_tree)
+        info["benchmarks"] = hub_results(hub, info["repo_id"], info["commit"])  # uploaded
     print(json.dumps(info, indent=2) if args.json else _human(info))
     return 0

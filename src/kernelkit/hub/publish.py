@@ -4,7 +4,8 @@ Plan, then act: :func:`plan_upload` reads and verifies the build tree and works 
 branch and the exact files (a value you can print and test); :func:`upload` publishes it.
 
 Hub layout of a version branch: ``build/<variant>/...`` for every variant, ``benchmarks/
-benchmark*.py`` from the project, and ``README.md`` from the project's ``CARD.md``. Uploaded
+benchmark*.py`` from the project, ``benchmarks/results/<variant>/`` (``kernelkit benchmark
+--save``; only results of the very build uploaded), and ``README.md`` from ``CARD.md``. Uploaded
 variants replace ``build/<variant>/`` wholly; on an existing branch the other variants stay
 (upstream rule); a new branch holds only what is uploaded. ``main`` gets the same README.md.
 """
@@ -151,16 +152,46 @@ def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = 
         for name in _METADATA_FILES:
             if (vdir / name).is_file():
                 files[f"build/{vdir.name}/{name}"] = vdir / name
+    stale: list[str] = []
     if project is not None and (project / "benchmarks").is_dir():
         for bench in sorted((project / "benchmarks").glob("benchmark*.py")):
             if bench.is_file():
                 files[f"benchmarks/{bench.name}"] = bench
+        for vdir in tree.variants:
+            stale += _benchmark_results(project / RESULTS_DIR / vdir.name, vdir, files)
     readme = _stage_readme(project, tree.root, staging, repo_id, version, config)
     if readme is not None:
         files["README.md"] = readme
     warnings = tuple(f"variant {v} was built from a dirty tree (uncommitted changes)"
-                     for v, m in metas.items() if m.provenance and m.provenance.dirty)
+                     for v, m in metas.items() if m.provenance and m.provenance.dirty) + tuple(
+        f"{d}: benchmark results of another build of {Path(d).name}, not uploaded (run "
+        "`kernelkit benchmark --save` again)" for d in stale)
     return UploadPlan(repo_id, branch, tuple(metas), files, readme, version, warnings)
+
+
+RESULTS_DIR = "benchmarks/results"  # `kernelkit benchmark --save`: <dir>/<variant>/
+
+
+def _benchmark_results(folder: Path, vdir: Path, files: dict[str, Path]) -> list[str]:
+    """Add ``folder``'s files (results and charts of variant ``vdir``) when its
+    ``benchmark.json`` names this very build (the sha256 of its ``metadata.json``); else
+    return the folder as stale."""
+    import hashlib
+    import json
+
+    result = folder / "benchmark.json"
+    if not result.is_file():
+        return []
+    try:
+        recorded = json.loads(result.read_bytes())["kernel"]["metadata_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        recorded = None
+    if recorded != hashlib.sha256((vdir / "metadata.json").read_bytes()).hexdigest():
+        return [str(folder)]
+    for f in sorted(folder.iterdir()):
+        if f.is_file() and not f.name.startswith("."):
+            files[f"{RESULTS_DIR}/{vdir.name}/{f.name}"] = f
+    return []
 
 
 def _stage_readme(project: Path | None, build_root: Path, staging: Path, repo_id: str,
@@ -224,7 +255,8 @@ def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | No
 def _prefixes(plan: UploadPlan, old: str | None) -> tuple[str, ...]:
     if old is None:
         return ("build/", "benchmarks/")
-    return (*tuple(f"build/{v}/" for v in plan.variants), "benchmarks/benchmark")
+    return (*tuple(f"build/{v}/" for v in plan.variants), "benchmarks/benchmark",
+            *tuple(f"{RESULTS_DIR}/{v}/" for v in plan.variants))
 
 
 def _publish_pr(plan: UploadPlan, hub: Hub, message: str) -> UploadResult:
