@@ -70,15 +70,24 @@ if TYPE_CHECKING:  # pragma: no cover
     from kernelkit.layers import (
         CUDAProperties as CUDAProperties,
         Device as Device,
+        FuncRepository as FuncRepository,
+        KernelizedFunc as KernelizedFunc,
+        KernelizedLayer as KernelizedLayer,
+        KernelizedLayers as KernelizedLayers,
+        KernelizeFallback as KernelizeFallback,
         LayerRepository as LayerRepository,
+        LocalFuncRepository as LocalFuncRepository,
         LocalLayerRepository as LocalLayerRepository,
+        LockedFuncRepository as LockedFuncRepository,
         LockedLayerRepository as LockedLayerRepository,
         Mode as Mode,
         ROCMProperties as ROCMProperties,
+        get_kernelized_layers as get_kernelized_layers,
         kernelize as kernelize,
         register_kernel_mapping as register_kernel_mapping,
         replace_kernel_forward_from_hub as replace_kernel_forward_from_hub,
         use_kernel_forward_from_hub as use_kernel_forward_from_hub,
+        use_kernel_func_from_hub as use_kernel_func_from_hub,
         use_kernel_mapping as use_kernel_mapping,
         use_kernelized_func as use_kernelized_func,
     )
@@ -86,6 +95,7 @@ if TYPE_CHECKING:  # pragma: no cover
         LoadedKernel as LoadedKernel,
         RepoInfo as RepoInfo,
         get_kernel as get_kernel,
+        get_kernel_dep as get_kernel_dep,
         get_kernel_variants as get_kernel_variants,
         get_loaded_kernels as get_loaded_kernels,
         get_local_kernel as get_local_kernel,
@@ -96,7 +106,6 @@ if TYPE_CHECKING:  # pragma: no cover
         get_locked_kernel as get_locked_kernel,
         load_kernel as load_kernel,
     )
-
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)

@@ -366,8 +366,8 @@ class OpNamespaceClashError(KernelkitError):
             f"cannot load {requested}: its op namespace {namespace} is already registered in "
             f"this process by {loaded}, a different build (torch would abort the interpreter)",
             hint="load only one of the two builds per process (the namespace comes from the "
-                 "source tree's git id: two hubs serving one repository, or two rebuilds of one "
-                 "commit, share it), or rebuild one of them from a different commit")
+                 "build's sources and settings: two hubs serving one repository, or two builds "
+                 "of one source tree, share it), or rebuild one of them from changed sources")
 
 
 class TrustError(KernelkitError):

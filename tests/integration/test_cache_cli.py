@@ -131,7 +131,8 @@ def test_rm_a_whole_repository_dry_run_first(cache: dict[str, Any]) -> None:
     assert not [p for p in cache["dir"].iterdir() if not p.name.startswith(".")]
 
 
-def test_prune_removes_detached_commits_and_leftovers(cache: dict[str, Any]) -> None:
+def test_prune_removes_detached_commits_and_leftovers(cache: dict[str, Any],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     d = str(cache["dir"])
     [folder_a] = [Path(r["folder"]) for r in ls(cache["dir"])["repos"]
                   if r["hub"] == cache["a"].hub_identity]
@@ -146,7 +147,12 @@ def test_prune_removes_detached_commits_and_leftovers(cache: dict[str, Any]) -> 
     project.mkdir()
     (project / "pyproject.toml").write_text(
         f'[project]\nname = "app"\n\n[tool.kernels.dependencies]\n"{REPO}" = ">=1,<1.1"\n')
+    # `kernelkit lock` resolves through the loader, which records the hub's listing (the new
+    # tag v1.0.0 -> old) in the cache it uses: lock elsewhere, so that in this cache the old
+    # commit stays detached and only --keep-lock keeps it.
+    monkeypatch.setenv("KERNELKIT_CACHE", str(cache["tmp"] / "lock-cache"))
     lock_project(project, cache["a"])
+    monkeypatch.setenv("KERNELKIT_CACHE", d)
     out = kernelkit("cache", "prune", "--keep-lock", str(project), "--cache-dir", d, "--json")
     assert out.returncode == 0, out.stderr
     removed = json.loads(out.stdout)["removed"]

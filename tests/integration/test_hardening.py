@@ -845,7 +845,7 @@ def test_bad_environment_values_are_usage_errors(tmp_path: Path) -> None:
                              env={"KERNELKIT_CUDA_CAPABILITIES": "abc"}))
     assert "KERNELKIT_CUDA_CAPABILITIES" in err
     for endpoint in ("::::", "http://", "ftp://host"):
-        err = one_line_error(cli("versions", "acme/x", "--hub", "hf",
+        err = one_line_error(cli("variants", "acme/x", "--hub", "hf",
                                  env={"HF_ENDPOINT": endpoint}))
         assert "HF_ENDPOINT" in err and "invalid Hugging Face Hub endpoint" in err
 
@@ -911,9 +911,10 @@ def test_hub_url_credentials_never_reach_argv_logs_errors_or_files(tmp_path: Pat
             capture_output=True, text=True, timeout=120,
             env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **env, "KERNELKIT_HUB": hub})
         assert load.returncode == 0, load.stderr
-        listed = cli("-v", "versions", "acme/tok", env={**env, "KERNELKIT_HUB": hub})
-        assert listed.returncode == 0 and "v1.0.0" in listed.stdout, listed.stderr
-        refused = cli("-v", "versions", "acme/tok", env={
+        listed = cli("-v", "variants", "acme/tok", "--all-versions",
+                     env={**env, "KERNELKIT_HUB": hub})
+        assert listed.returncode == 0 and "Version 1 (" in listed.stdout, listed.stderr
+        refused = cli("-v", "variants", "acme/tok", "--all-versions", env={
             **env, "KERNELKIT_HUB": hub.replace(secret, wrong),
             "KERNELKIT_CACHE": str(tmp_path / "cache2")})
     assert f"alice:{secret}" in srv.offered  # the credentials did reach the server

@@ -355,7 +355,10 @@ def test_two_builds_sharing_an_op_namespace_raise_before_loading(
         root = world["tmp"] / "trees" / f"{factor}"
         vdir = variant_tree(root, factor=factor, uid=uid)
         (vdir / f"_demo_cpu_{uid}.abi3.so").write_bytes(b"not loaded")
-        _reseal(vdir)
+        # The second build claims another metadata.id, so the loader's dedup by id (which
+        # refuses a different build under one id: test_parity_loader) does not see the clash:
+        # only the extension's file name tells, and it must be read before anything loads.
+        _reseal(vdir, new_id=None if factor == 2.0 else f"_demo_cpu_{uid}_other")
         trees.append(root)
     commit_a = publish_tree(world["hub"], repo, "v1", trees[0])
     commit_b = publish_tree(hub_b, repo, "v1", trees[1])
@@ -368,12 +371,13 @@ def test_two_builds_sharing_an_op_namespace_raise_before_loading(
     assert api.get_kernel(repo, version=1) is first  # the first one is untouched
 
 
-def _reseal(vdir: Path) -> None:
+def _reseal(vdir: Path, new_id: str | None = None) -> None:
     from kernelkit.artifact.layout import seal_variant
     from kernelkit.artifact.metadata import Metadata
 
     meta = Metadata.read(vdir / "metadata.json")
-    seal_variant(vdir, Metadata(**{**meta.__dict__, "digest": None}))
+    changes: dict[str, Any] = {"digest": None} | ({"id": new_id} if new_id else {})
+    seal_variant(vdir, Metadata(**{**meta.__dict__, **changes}))
 
 
 @pytest.mark.slow
@@ -393,13 +397,15 @@ def test_two_compiled_builds_sharing_an_op_namespace_do_not_abort(
         publish_tree(hub, repo, "v1", root)
     code = f"""
         import kernelkit
-        from kernelkit.errors import OpNamespaceClashError
+        from kernelkit.errors import KernelIdConflictError, OpNamespaceClashError
         from kernelkit.hub.local import LocalGitHub
         kernelkit.get_kernel({repo!r}, version=1)
         try:
             kernelkit.get_kernel({repo!r}, version=1, hub=LocalGitHub({str(hubs[1].root)!r}))
         except OpNamespaceClashError as exc:
             print("refused:", exc.namespace)
+        except KernelIdConflictError as exc:  # one id, one namespace: refused by the dedup
+            print("refused:", exc.kernel_id)
     """
     proc = child(code)
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])

@@ -43,7 +43,7 @@ def test_mypy_sees_the_real_signature_of_get_kernel(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     out, _err, _status = api.run([
-        str(user), "--no-error-summary", "--follow-imports=silent",
+        str(user), "--no-error-summary",
         "--cache-dir", str(Path(__file__).resolve().parents[2] / ".mypy_cache"),
     ])
     revealed = [line for line in out.splitlines() if "Revealed type" in line]
