@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +45,15 @@ def isolated_settings(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("KERNELKIT_CACHE", str(root / "cache"))
     monkeypatch.setenv("KERNELKIT_ENVS", str(root / "envs"))
     return root
+
+
+@pytest.fixture(scope="session")
+def web_hub(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The hub the web-page tests serve (``tests/webhub.py``: real uploads, a real benchmark
+    run, a hostile repository, a private one), built once; tests only read it."""
+    from tests.webhub import build_demo_hub
+
+    return build_demo_hub(tmp_path_factory.mktemp("web-hub"))
 
 
 @pytest.fixture(scope="session")

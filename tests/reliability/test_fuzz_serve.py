@@ -76,7 +76,10 @@ def send(server: HubServer, method: str, target: str, body: bytes | None = None)
     port = int(server.url.rsplit(":", 1)[1])
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
-        conn.request(method, target, body=body, headers={"Authorization": f"Bearer {WRITE_TOKEN}"})
+        headers = {"Authorization": f"Bearer {WRITE_TOKEN}"}
+        if target == "/-/login":
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        conn.request(method, target, body=body, headers=headers)
         resp = conn.getresponse()
         data = resp.read()
     finally:
@@ -98,7 +101,7 @@ def read_requests(draw: st.DrawFn) -> tuple[str, str]:
     query = "&".join(f"{k}={segment(draw(FIELD))}" for k in draw(st.lists(st.sampled_from(
         ["cursor", "recursive", "expand", "include_prs"]), max_size=3)))
     kind = draw(st.sampled_from(["info", "rev", "refs", "tree", "commits", "resolve", "head",
-                                 "org"]))
+                                 "org", "page", "page-tree", "raw", "index"]))
     targets = {
         "info": ("GET", f"/api/kernels/{repo}"),
         "rev": ("GET", f"/api/kernels/{repo}/revision/{rev}"),
@@ -108,6 +111,11 @@ def read_requests(draw: st.DrawFn) -> tuple[str, str]:
         "resolve": ("GET", f"/kernels/{repo}/resolve/{rev}/{path}"),
         "head": ("HEAD", f"/kernels/{repo}/resolve/{rev}/{path}"),
         "org": ("GET", f"/api/organizations/{segment(draw(FIELD))}/overview"),
+        # the web pages (serve/pages.py): the same fields, and the search and fit queries
+        "page": ("GET", f"/kernels/{repo}?compute={rev}&torch={segment(draw(FIELD))}"),
+        "page-tree": ("GET", f"/kernels/{repo}/tree/{rev}"),
+        "raw": ("GET", f"/kernels/{repo}/raw/{rev}/{path}"),
+        "index": ("GET", f"/?q={rev}&{query}"),
     }
     return targets[kind]
 
@@ -136,7 +144,11 @@ def write_requests(draw: st.DrawFn) -> tuple[str, str, bytes]:
     rev = segment(draw(st.one_of(st.just("v1"), FIELD)))
     body = draw(st.one_of(JSON.map(lambda v: json.dumps(v).encode()), DEEP,
                           st.binary(max_size=64)))
-    kind = draw(st.sampled_from(["create", "branch", "tag", "preupload", "commit", "yaml"]))
+    kind = draw(st.sampled_from(["create", "branch", "tag", "preupload", "commit", "yaml",
+                                 "login"]))
+    if kind == "login":  # the pages' sign-in form (a form body, or anything)
+        form = f"token={segment(draw(FIELD))}&next={segment(draw(FIELD))}".encode()
+        return "POST", "/-/login", draw(st.one_of(st.just(form), st.just(body)))
     if kind == "create":
         fields = {"organization": draw(JSON), "name": draw(JSON), "type": draw(JSON),
                   "visibility": draw(JSON)}

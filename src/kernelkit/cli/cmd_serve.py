@@ -46,6 +46,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "open-file limit requires)")
     p.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)  # tests
     p.add_argument("--no-access-log", action="store_true", help="do not log every request")
+    p.add_argument("--no-pages", action="store_true",
+                   help="serve the Hub API only, without the web pages at / and /kernels/ORG/NAME")
     p.set_defaults(func=run)
 
 
@@ -75,10 +77,13 @@ def run(args: argparse.Namespace) -> int:
     config = ServeConfig(hub_dir=hub, write_tokens=write, read_tokens=read,
                          read_requires_token=args.require_read_token,
                          trusted_publishers=tuple(args.trusted_publisher),
-                         page_size=max(1, args.page_size), limits=limits)
+                         page_size=max(1, args.page_size), limits=limits,
+                         pages=not args.no_pages)
     mode = "read-write" if write else "read-only (no --token-file)"
+    pages = "" if args.no_pages else f"; pages: http://{args.host}:{args.port}/"
     print(f"serving {hub} at http://{args.host}:{args.port} ({mode}); "
-          f"clients: HF_ENDPOINT=http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+          f"clients: HF_ENDPOINT=http://{args.host}:{args.port}{pages}", file=sys.stderr,
+          flush=True)
     serve(config, host=args.host, port=args.port, access_log=not args.no_access_log,
           graceful_timeout=args.graceful_timeout)
     return 0

@@ -11,11 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from kernelkit.util.paths import default_cache_dir
-
-#: Publishers trusted without ``trust_remote_code=True``. Upstream asks the Hugging Face Hub for
-#: an organisation's ``trustedKernelPublisher`` flag; kernelkit has no such service for local or
-#: git hubs, so it trusts this fixed list plus ``KERNELKIT_TRUSTED_PUBLISHERS``.
-DEFAULT_TRUSTED_PUBLISHERS: tuple[str, ...] = ("kernels-community",)
+from kernelkit.util.publishers import DEFAULT_TRUSTED_PUBLISHERS as DEFAULT_TRUSTED_PUBLISHERS
 
 if TYPE_CHECKING:
     from kernelkit.hub.port import Hub

@@ -20,6 +20,10 @@ so the path is split on its *raw* ``/`` and each segment unquoted):
 ``POST /api/validate-yaml``                            README metadata: accepted, not validated
 =====================================================  =========================================
 
+Beside them, read-only web pages (``/``, ``/kernels/{repo}``, ``/kernels/{repo}/tree/{rev}``,
+``/kernels/{repo}/raw/...``, ``/-/...``: :mod:`kernelkit.serve.pages`), on paths no Hub API
+client requests; ``ServeConfig.pages=False`` (``--no-pages``) leaves only the API.
+
 ``{rev}`` is a branch or tag name, ``refs/heads/<b>``, ``refs/tags/<t>``, ``refs/pr/<n>`` or a
 (short) commit id, each as one URL-quoted segment. Every request field is checked by its kind's
 validator in :mod:`kernelkit.serve.fields` before it is used.
@@ -57,7 +61,9 @@ from kernelkit.hub.names import check_repo_id
 from kernelkit.serve import fields
 from kernelkit.serve.body import json_body, spool
 from kernelkit.serve.config import Access, ServeConfig
+from kernelkit.serve.fields import split_revision
 from kernelkit.serve.ndjson import read_commit
+from kernelkit.serve.pages import Site
 from kernelkit.serve.store import Entry, Store
 
 log = logging.getLogger("kernelkit.serve")
@@ -133,15 +139,6 @@ class Api:
 
     async def json(self, request: Request) -> dict[str, Any]:
         return await json_body(request, self.config.limits)
-
-
-def split_revision(rest: list[str]) -> tuple[str, list[str]]:
-    """The revision segment of a URL and what follows it. Clients quote a revision into one
-    segment (``refs%2Fheads%2Fv1``); an unquoted ``refs/heads/v1`` or ``refs/pr/1`` (three
-    segments) is accepted too."""
-    if len(rest) >= 3 and rest[0] == "refs":
-        return "/".join(rest[:3]), rest[3:]
-    return rest[0], rest[1:]
 
 
 # --- reads ----------------------------------------------------------------------------------
@@ -472,11 +469,15 @@ def _route(method: str, parts: list[str]) -> tuple[Handler, str, list[str]]:
 def create_app(config: ServeConfig) -> Starlette:
     """The ASGI application serving ``config.hub_dir``."""
     api = Api(config)
+    site = Site(config, api.store, api.resolve) if config.pages else None
 
     async def dispatch(request: Request) -> Response:
         raw = request.scope.get("raw_path") or request.url.path.encode()
         path = raw.decode("latin-1").split("?", 1)[0]
         parts = [unquote(p) for p in path.strip("/").split("/")]
+        page = site.route(request.method, parts) if site is not None else None
+        if page is not None:  # the web pages (serve/pages.py): never an API path
+            return await page(request)
         try:
             handler, repo_id, rest = _route(request.method, parts)
             request.state.repo_id = repo_id

@@ -49,6 +49,7 @@ class ServeConfig:
     max_commit_bytes: int = 16 << 30
     blob_dir: Path | None = None
     limits: Limits = field(default_factory=Limits)
+    pages: bool = True  # the web pages (serve/pages.py) beside the API
 
     def access(self, authorization: str | None) -> Access:
         """Classify the request's ``Authorization`` header (constant-time comparisons)."""

@@ -92,6 +92,15 @@ def revision(text: str, repo_id: str) -> str:
     return text
 
 
+def split_revision(rest: list[str]) -> tuple[str, list[str]]:
+    """The revision segment of a URL and what follows it. Clients quote a revision into one
+    segment (``refs%2Fheads%2Fv1``); an unquoted ``refs/heads/v1`` or ``refs/pr/1`` (three
+    segments) is accepted too."""
+    if len(rest) >= 3 and rest[0] == "refs":
+        return "/".join(rest[:3]), rest[3:]
+    return rest[0], rest[1:]
+
+
 def commit_ref(text: str) -> str:
     """The ref a commit to ``text`` (a checked :func:`revision`) moves: ``refs/heads/<b>`` for a
     branch (short or full) or ``refs/pr/<n>``; a tag or a commit id cannot be committed to."""
