@@ -94,7 +94,7 @@ def warm_page_cache(backend: str) -> int:
     if cc1plus and Path(cc1plus).is_file():
         roots.append(Path(cc1plus).parent)
     if backend == "cuda":
-        from kernelkit.builder.toolkit import find_cuda_toolkit
+        from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 
         toolkit = find_cuda_toolkit(os.environ)
         if toolkit is not None:
@@ -196,7 +196,7 @@ def cpp_extension_cmd(project: Path, backend: str, work: Path) -> list[str]:
 
 
 def arch_list(env: dict[str, str]) -> list[str]:
-    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
     from kernelkit.variants.matrix import default_cuda_capabilities
 
     given = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
@@ -247,7 +247,7 @@ def main() -> int:
             return (opts.log_dir / f"kernelkit_{opts.backend}_{name}.log"
                     if opts.log_dir else None)
 
-        from kernelkit.builder.configure_cache import ID_DIR
+        from kernelkit.builder.caches.configure_cache import ID_DIR
 
         known_ids = work / "warmup-caches" / "configure" / ID_DIR
         colds: list[float] = []

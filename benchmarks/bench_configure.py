@@ -7,8 +7,9 @@ ninja, one process, taking turns:
 * ``fresh``: CMake identifies the compilers (nvcc builds CMake's identification source and its
   ABI probe, then runs that probe, which opens the GPU to list its architectures),
 * ``fresh_gpu_hidden``: the same with ``CUDA_VISIBLE_DEVICES=`` (the probe finds no device),
-* ``seeded``: the compiler identification kept by ``kernelkit.builder.compiler_id_cache`` from
-  an earlier configure is put in first, as ``kernelkit build`` does for a new build directory.
+* ``seeded``: the compiler identification kept by
+  ``kernelkit.builder.caches.compiler_id_cache`` from an earlier configure is put in first, as
+  ``kernelkit build`` does for a new build directory.
 
 Usage: ``python benchmarks/bench_configure.py [--repeat N] [--out FILE]``; without nvcc the
 project is C/C++ only. Ratios are of medians, against ``fresh``.
@@ -36,8 +37,8 @@ def main() -> int:
     import cmake
     import ninja
 
-    from kernelkit.builder import compiler_id_cache
-    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.builder.caches import compiler_id_cache
+    from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)

@@ -89,7 +89,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "nvcc_phases.json")
     opts = parser.parse_args()
     sys.path.insert(0, str(HERE.parent / "src"))
-    from kernelkit.builder.compiler_cache import find_ccache
+    from kernelkit.builder.caches.compiler_cache import find_ccache
     from kernelkit.scaffold import init_project
 
     env = {**os.environ, "KERNELKIT_CCACHE": "0"}

@@ -105,8 +105,8 @@ def cuda_torch_python(test_envs_dir: Path) -> Path:
     ``KERNELKIT_TEST_CUDA_PYTHON`` may name another CUDA torch interpreter instead."""
     import os
 
-    from kernelkit.builder.envs import ensure_env, env_spec
-    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.builder.toolchain.envs import ensure_env, env_spec
+    from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.matrix import targets_for
 

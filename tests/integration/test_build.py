@@ -18,8 +18,8 @@ from elftools.elf.elffile import ELFFile
 from kernelkit.artifact.digest import Digest
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.builder.api import build
-from kernelkit.builder.probe import probe_python
-from kernelkit.builder.provenance import build_id
+from kernelkit.builder.compile.provenance import build_id
+from kernelkit.builder.toolchain.probe import probe_python
 from kernelkit.errors import BuildError, NotBuildableError
 from kernelkit.manifest import load_manifest
 
@@ -121,7 +121,7 @@ def test_probe_answers_from_its_cache_until_the_environment_changes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second probe of an unchanged interpreter imports nothing (the cached answer); a change
     to what the answer depends on (here sys.path) or a damaged entry probes afresh."""
-    import kernelkit.builder.probe as probe
+    import kernelkit.builder.toolchain.probe as probe
 
     monkeypatch.setenv("KERNELKIT_PROBE_CACHE", str(tmp_path / "probe"))
     monkeypatch.delenv("PYTHONPATH", raising=False)

@@ -15,9 +15,9 @@ import pytest
 
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.builder.api import build
-from kernelkit.builder.events import BuildResult
-from kernelkit.builder.namespace_units import EVERY_UNIT, namespace_units
-from kernelkit.builder.provenance import git_state, project_git_state
+from kernelkit.builder.compile.events import BuildResult
+from kernelkit.builder.compile.namespace_units import EVERY_UNIT, namespace_units
+from kernelkit.builder.compile.provenance import git_state, project_git_state
 from kernelkit.manifest import load_manifest
 
 PYTHON = Path(sys.executable)
@@ -179,8 +179,9 @@ def test_provenance_of_a_project_nested_in_another_repository(tmp_path: Path) ->
 def test_each_build_fact_is_decided_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 28: one build probes its torch once and reads the toolchain lock once, and its
     variant's work directory is spelled in one place."""
-    from kernelkit.builder import api, environment, probe, toolchain_lock
-    from kernelkit.builder.workdirs import work_dir
+    from kernelkit.builder import api
+    from kernelkit.builder.compile.workdirs import work_dir
+    from kernelkit.builder.toolchain import environment, probe, toolchain_lock
 
     calls: dict[str, int] = {"probe": 0, "lock": 0}
 

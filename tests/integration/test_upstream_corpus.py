@@ -153,7 +153,7 @@ def test_relu_torch_bounds_plans_only_torch_2_12(tmp_path: Path) -> None:
 
 
 def test_relu_archs_subset_intersects_capabilities_as_upstream(tmp_path: Path) -> None:
-    from kernelkit.builder.plan import plan_cuda_archs
+    from kernelkit.builder.plan.variant_plan import plan_cuda_archs
     from kernelkit.generate.cuda_archs import default_capabilities
     from kernelkit.manifest import load_manifest
 
@@ -181,7 +181,7 @@ def test_relu_archs_subset_intersects_capabilities_as_upstream(tmp_path: Path) -
 def test_relu_invalid_capability_is_refused_naming_the_capability(tmp_path: Path) -> None:
     """Upstream's build must fail with "empty set of capabilities"; kernelkit says the same when
     it plans the CUDA variant, calls it the project's fault, and list-variants agrees."""
-    from kernelkit.builder.plan import plan_cuda_archs
+    from kernelkit.builder.plan.variant_plan import plan_cuda_archs
     from kernelkit.errors import NotBuildableError
     from kernelkit.generate.cuda_archs import default_capabilities
     from kernelkit.manifest import load_manifest

@@ -83,7 +83,8 @@ def test_relu_compiler_flags_reach_nvcc_and_gcc(tmp_path: Path) -> None:
         assert flag in cu, flag
     assert "-DCANARY_IN_THE_KERNEL" not in cu  # cxx-flags stay off nvcc, as upstream
     # The op namespace reaches neither compile line: registration.h's macros take it from the
-    # generated kernelkit_ops_id.c (builder/namespace_units.py), so a new id recompiles neither.
+    # generated kernelkit_ops_id.c (builder/compile/namespace_units.py), so a new id recompiles
+    # neither.
     assert "TORCH_EXTENSION_NAME" not in cpp and "kernelkit_ops_id.h" not in cpp
     assert "TORCH_EXTENSION_NAME" not in cu and "kernelkit_ops_id.h" not in cu
     for flag in ("-DCANARY_IN_THE_KERNEL", "-fPIC", "-O3",

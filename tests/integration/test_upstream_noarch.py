@@ -59,8 +59,8 @@ def kk(*args: str | Path, env: dict[str, str] | None = None,
 
 
 def tree_id(project: Path) -> str:
-    """The build id: from the content of the sources (builder/provenance.py)."""
-    from kernelkit.builder.provenance import build_id
+    """The build id: from the content of the sources (builder/compile/provenance.py)."""
+    from kernelkit.builder.compile.provenance import build_id
     from kernelkit.manifest import load_manifest
 
     return build_id(load_manifest(project))

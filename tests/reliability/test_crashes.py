@@ -3,7 +3,7 @@ an upload. After every kill each store is in its old or its new state; the next 
 recovers with no manual cleanup, staging directories included.
 
 ``build``: compiling is minutes per run, so the injected process runs the build's *install
-step* exactly as ``builder/variant.py::lay_out_variant`` does (stage in a temporary sibling,
+step* exactly as ``builder/compile/variant.py::lay_out_variant`` does (stage in a temporary sibling,
 seal, ``replace_dir`` into ``build/<variant>``); the recovery the next build must do first is
 ``recover_dir`` + ``remove_stale_siblings`` (see docs/security.md).
 """

@@ -1,10 +1,11 @@
-"""A failed build's errors point at the author's file and line first (builder/diagnostics.py)."""
+"""A failed build's errors point at the author's file and line first
+(builder/compile/diagnostics.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kernelkit.builder.diagnostics import first_errors
+from kernelkit.builder.compile.diagnostics import first_errors
 
 PROJECT = Path("/p/scale-add")
 BUILD = PROJECT / "_cmake_build" / "v" / "cmake-build"

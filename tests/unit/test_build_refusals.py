@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kernelkit.builder.execute import Outcome, execute_plan
-from kernelkit.builder.plan_matrix import (
+from kernelkit.builder.plan.plan_matrix import (
     HostFacts,
     MatrixPlan,
     PlannedBuild,
@@ -18,7 +18,7 @@ from kernelkit.builder.plan_matrix import (
     plan_matrix,
     why_not_buildable,
 )
-from kernelkit.builder.probe import TorchEnv
+from kernelkit.builder.toolchain.probe import TorchEnv
 from kernelkit.cli.cmd_build import _summarize
 from kernelkit.errors import ExitCode, NotBuildableError
 from kernelkit.manifest import parse_manifest
@@ -226,7 +226,7 @@ def test_the_plan_judges_the_capabilities_the_build_compiles() -> None:
 
 
 def test_an_environment_that_builds_another_variant_is_an_error() -> None:
-    from kernelkit.builder.plan import plan_variant
+    from kernelkit.builder.plan.variant_plan import plan_variant
     from kernelkit.errors import BuildError
 
     manifest = parse_manifest(NOARCH.replace("[torch-noarch]", '[torch]\nsrc = ["b.cpp"]'))

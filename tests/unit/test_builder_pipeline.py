@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.plan_matrix import HostFacts, plan_interpreter, plan_matrix, shard_targets
-from kernelkit.builder.probe import TorchEnv
-from kernelkit.builder.progress import NinjaProgress, describe, unit_times
-from kernelkit.builder.resources import GIB, Machine, fit
+from kernelkit.builder.compile.progress import NinjaProgress, describe, unit_times
+from kernelkit.builder.plan.plan_matrix import (
+    HostFacts,
+    plan_interpreter,
+    plan_matrix,
+    shard_targets,
+)
+from kernelkit.builder.plan.resources import GIB, Machine, fit
+from kernelkit.builder.toolchain.probe import TorchEnv
 from kernelkit.errors import KernelkitError
 from kernelkit.manifest import load_manifest
 from kernelkit.variants.matrix import targets_for

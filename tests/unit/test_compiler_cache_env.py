@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from kernelkit.builder.compiler_cache import ccache_environ
+from kernelkit.builder.caches.compiler_cache import ccache_environ
 
 
 def _fake_path(tmp_path: Path) -> dict[str, str]:
@@ -70,7 +70,7 @@ def test_kernelkit_ccache_remote_becomes_ccaches_remote_storage(tmp_path: Path) 
 
 
 def test_cache_stats_say_what_came_from_the_remote_storage() -> None:
-    from kernelkit.builder.compiler_cache import CacheStats
+    from kernelkit.builder.caches.compiler_cache import CacheStats
 
     assert str(CacheStats(4, 0)) == "4 hits, 0 misses"
     assert str(CacheStats(4, 1, remote_hits=3)) == "4 hits (3 from the remote storage), 1 misses"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder import compiler_id_cache as ids, configure_cache
+from kernelkit.builder.caches import compiler_id_cache as ids, configure_cache
 
 
 def _configure(*extra: str) -> list[str]:

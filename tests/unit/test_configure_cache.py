@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder import configure_cache as cc
+from kernelkit.builder.caches import configure_cache as cc
 
 
 def _tree(build: Path) -> None:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.header_deps import dependency_defines, unpack_header_wheel
-from kernelkit.builder.plan import plan_variant
-from kernelkit.builder.toolchain_lock import LockedWheel, ToolchainLock, parse_lock
+from kernelkit.builder.plan.variant_plan import plan_variant
+from kernelkit.builder.toolchain.header_deps import dependency_defines, unpack_header_wheel
+from kernelkit.builder.toolchain.toolchain_lock import LockedWheel, ToolchainLock, parse_lock
 from kernelkit.errors import IntegrityError, LockError, NotBuildableError
 from kernelkit.generate import build_files
 from kernelkit.manifest import parse_manifest

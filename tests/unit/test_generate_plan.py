@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.plan import plan_variant
-from kernelkit.builder.probe import TorchEnv
-from kernelkit.builder.toolkit import CudaToolkit
+from kernelkit.builder.plan.variant_plan import plan_variant
+from kernelkit.builder.toolchain.probe import TorchEnv
+from kernelkit.builder.toolchain.toolkit import CudaToolkit
 from kernelkit.errors import KernelkitError, NotBuildableError
 from kernelkit.manifest import parse_manifest
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.build_cache import cache_key, read_cache, record_cache, source_digest
-from kernelkit.builder.envs import assemble_cuda_home
-from kernelkit.builder.events import BuildEvent, OnEvent, Outcome
+from kernelkit.builder.caches.build_cache import cache_key, read_cache, record_cache, source_digest
+from kernelkit.builder.compile.events import BuildEvent, OnEvent, Outcome
 from kernelkit.builder.execute import execute_plan
-from kernelkit.builder.plan_matrix import HostFacts, PlannedBuild, plan_matrix, select_targets
-from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
+from kernelkit.builder.plan.plan_matrix import HostFacts, PlannedBuild, plan_matrix, select_targets
+from kernelkit.builder.toolchain.envs import assemble_cuda_home
+from kernelkit.builder.toolchain.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import BuildError, NotBuildableError
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.variants.matrix import load_matrix, targets_for
@@ -167,7 +167,7 @@ def test_one_failure_does_not_stop_the_others(addone: Manifest, tmp_path: Path) 
 def test_env_name_is_variant_plus_pin_hash() -> None:
     import sys
 
-    from kernelkit.builder.envs import EnvSpec
+    from kernelkit.builder.toolchain.envs import EnvSpec
     from kernelkit.variants.matrix import Pin
 
     venv_bin = Path(sys.executable).parent

@@ -1,4 +1,5 @@
-"""builder/noarch.py: a noarch variant laid out, named and sealed as upstream's (no compile)."""
+"""builder/compile/noarch.py: a noarch variant laid out, named and sealed as upstream's (no
+compile)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.builder.noarch import build_noarch
+from kernelkit.builder.compile.noarch import build_noarch
 from kernelkit.errors import NotBuildableError
 from kernelkit.manifest import load_manifest
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.plan import plan_variant
-from kernelkit.builder.plan_matrix import HostFacts, plan_interpreter, plan_matrix
-from kernelkit.builder.probe import TorchEnv
+from kernelkit.builder.plan.plan_matrix import HostFacts, plan_interpreter, plan_matrix
+from kernelkit.builder.plan.variant_plan import plan_variant
+from kernelkit.builder.toolchain.probe import TorchEnv
 from kernelkit.errors import NotBuildableError
 from kernelkit.generate import build_files
 from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
@@ -238,7 +238,7 @@ def test_matrix_plans_stable_abi_cpu_buildable_from_newest_torch() -> None:
 
 
 def test_tvm_ffi_build_cache_covers_the_tvm_ffi_ext_package(tmp_path: Path) -> None:
-    from kernelkit.builder.build_cache import source_digest
+    from kernelkit.builder.caches.build_cache import source_digest
     from kernelkit.manifest import load_manifest
 
     (tmp_path / "build.toml").write_text(TVM)

@@ -197,7 +197,7 @@ def test_kernel_sources_include_no_umbrella_header(template: str) -> None:
     # a .cu file cudafe++ and cicc parse it once per architecture. Measured on one H200 host:
     # the img2gray CUDA variant for ten architectures, 31.7 s cold with it, 19.3 s without
     # (benchmarks/results/gpu/build_cache_cuda_same_host_{umbrella,lean}.json).
-    from kernelkit.builder.source_cost import umbrella_includes
+    from kernelkit.builder.compile.source_cost import umbrella_includes
 
     files = plan_project(template=template, backends=["cuda", "cpu"])
     sources = {rel: text for rel, text in files.items()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.builder.events import BuildResult, Outcome
-from kernelkit.builder.source_cost import umbrella_hints, umbrella_includes
+from kernelkit.builder.compile.events import BuildResult, Outcome
+from kernelkit.builder.compile.source_cost import umbrella_hints, umbrella_includes
 from kernelkit.cli.render_build import report_lines
 
 

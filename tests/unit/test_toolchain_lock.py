@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.builder.envs import create_env, env_spec
-from kernelkit.builder.toolchain_lock import (
+from kernelkit.builder.toolchain.envs import create_env, env_spec
+from kernelkit.builder.toolchain.toolchain_lock import (
     LockedVariant,
     LockedWheel,
     ToolchainLock,

@@ -17,29 +17,33 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from kernelkit.builder.build_cache import BuildCache, source_digest
-from kernelkit.builder.build_tools import build_tools_problem
-from kernelkit.builder.environment import EnvironmentSource, PinnedEnvironment, ThisInterpreter
-from kernelkit.builder.envs import BuildEnv, ensure_env, env_spec
-from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, Outcome
+from kernelkit.builder.caches.build_cache import BuildCache, source_digest
+from kernelkit.builder.compile.events import BuildEvent, BuildResult, OnEvent, Outcome
+from kernelkit.builder.compile.noarch import build_noarch
+from kernelkit.builder.compile.provenance import GitState, build_id, project_git_state
+from kernelkit.builder.compile.variant import build_variant
+from kernelkit.builder.compile.workdirs import work_dir
 from kernelkit.builder.execute import execute_plan
-from kernelkit.builder.facts import gather_facts
-from kernelkit.builder.noarch import build_noarch
-from kernelkit.builder.plan import plan_variant
-from kernelkit.builder.plan_matrix import (
+from kernelkit.builder.plan.facts import gather_facts
+from kernelkit.builder.plan.plan_matrix import (
     HostFacts,
     MatrixPlan,
     PlannedBuild,
     plan_interpreter,
     plan_matrix,
 )
-from kernelkit.builder.probe import probe_python
-from kernelkit.builder.provenance import GitState, build_id, project_git_state
-from kernelkit.builder.resources import this_machine
-from kernelkit.builder.toolchain_lock import ToolchainLock, find_toolchain_lock
-from kernelkit.builder.toolkit import find_cuda_toolkit
-from kernelkit.builder.variant import build_variant
-from kernelkit.builder.workdirs import work_dir
+from kernelkit.builder.plan.resources import this_machine
+from kernelkit.builder.plan.variant_plan import plan_variant
+from kernelkit.builder.toolchain.build_tools import build_tools_problem
+from kernelkit.builder.toolchain.environment import (
+    EnvironmentSource,
+    PinnedEnvironment,
+    ThisInterpreter,
+)
+from kernelkit.builder.toolchain.envs import BuildEnv, ensure_env, env_spec
+from kernelkit.builder.toolchain.probe import probe_python
+from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock, find_toolchain_lock
+from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 from kernelkit.errors import (
     KernelkitError,
     NotBuildableError,
@@ -75,7 +79,7 @@ class BuildSettings:
         given), ``KERNELKIT_CCACHE``/``KERNELKIT_CCACHE_DIR``/``CCACHE_DIR``,
         ``KERNELKIT_CCACHE_REMOTE`` (checked here, before any variant starts), and the variables
         compiles run with (``PATH``, ``CUDA_HOME``, ...)."""
-        from kernelkit.builder.compiler_cache import remote_storage
+        from kernelkit.builder.caches.compiler_cache import remote_storage
 
         env = dict(os.environ if environ is None else environ)
         remote_storage(env)

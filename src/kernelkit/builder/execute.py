@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from kernelkit.builder.events import BuildEvent, OnEvent, Outcome, ignore_event
-from kernelkit.builder.plan_matrix import MatrixPlan, PlannedBuild
+from kernelkit.builder.compile.events import BuildEvent, OnEvent, Outcome, ignore_event
+from kernelkit.builder.plan.plan_matrix import MatrixPlan, PlannedBuild
 from kernelkit.errors import NotBuildableError, RefusalKind
 
 BuildOne = Callable[[PlannedBuild, OnEvent], Outcome]

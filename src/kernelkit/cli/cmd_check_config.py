@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from kernelkit.builder.project_check import project_problems
+    from kernelkit.builder.plan.project_check import project_problems
     from kernelkit.errors import ManifestError
     from kernelkit.manifest import load_manifest
 

@@ -22,8 +22,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.builder.namespace_units import namespace_units
-    from kernelkit.builder.provenance import build_id
+    from kernelkit.builder.compile.namespace_units import namespace_units
+    from kernelkit.builder.compile.provenance import build_id
     from kernelkit.generate import project_files, write_files
     from kernelkit.manifest import load_manifest
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kernelkit.builder.toolchain_lock import LockResult
+    from kernelkit.builder.toolchain.toolchain_lock import LockResult
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _lock(args: argparse.Namespace) -> int:
-    from kernelkit.builder.toolchain_lock import write_toolchain_lock
+    from kernelkit.builder.toolchain.toolchain_lock import write_toolchain_lock
 
     path, result = write_toolchain_lock(args.kernel_dir, args.variant)
     print_lock_result(path, result)
@@ -45,7 +45,11 @@ def print_lock_result(path: Path, result: LockResult) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from kernelkit.builder.toolchain_lock import LOCK_FILENAME, read_lock, verify_local_wheels
+    from kernelkit.builder.toolchain.toolchain_lock import (
+        LOCK_FILENAME,
+        read_lock,
+        verify_local_wheels,
+    )
 
     path = Path(args.kernel_dir) / LOCK_FILENAME
     lock = read_lock(path)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from kernelkit.builder.events import BuildEvent, Outcome
+from kernelkit.builder.compile.events import BuildEvent, Outcome
 
 
 def _eta(seconds: float | None) -> str:
@@ -105,8 +105,8 @@ def report_lines(outcomes: Sequence[Outcome], count: int = 5,
                  project: Path | None = None) -> list[str]:
     """After a build: the compiler cache's hits and misses and the slowest translation units
     of each variant that was compiled; with ``project``, a hint for each slow unit of it that
-    includes an umbrella header (``builder/source_cost.py``), once per unit."""
-    from kernelkit.builder.source_cost import umbrella_hints
+    includes an umbrella header (``builder/compile/source_cost.py``), once per unit."""
+    from kernelkit.builder.compile.source_cost import umbrella_hints
 
     lines = []
     hinted: set[str] = set()

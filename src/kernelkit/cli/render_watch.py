@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from kernelkit.builder.events import Outcome
+from kernelkit.builder.compile.events import Outcome
 from kernelkit.testing.watch import DevRound, TestResult
 
 

@@ -45,7 +45,8 @@ def _preamble(manifest: Manifest, namespace_sources: tuple[str, ...]) -> str:
         f"project({name} LANGUAGES C CXX)",
         "",
         f"set(KK_PYTHON_NAME {cmake_quote(name)})",
-        # Units that use TORCH_EXTENSION_NAME as a token ("*": all): builder/namespace_units.py
+        # Units that use TORCH_EXTENSION_NAME as a token ("*": all):
+        # builder/compile/namespace_units.py
         f"set(KK_NAMESPACE_SOURCES {cmake_list(list(namespace_sources))})",
         f"set(KK_BACKENDS {cmake_list(sorted(g.backends))})",
         f"set(KK_TORCH_MINVER {cmake_quote(str(torch.minver or ''))})",

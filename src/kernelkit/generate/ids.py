@@ -7,7 +7,7 @@ load side by side in one process). Only the unit that registers ops needs the na
 reaches the compile through ``cmake/kernelkit_ops_id.h`` (included only where needed) and
 ``cmake/kernelkit_ops_id.c`` (the namespace string and the module's ``PyInit_``), so kernel
 units' compile lines never carry it (docs/authoring.md, "How the op namespace is built in").
-Git state (the provenance) is read by ``builder/provenance.py``.
+Git state (the provenance) is read by ``builder/compile/provenance.py``.
 """
 
 from __future__ import annotations

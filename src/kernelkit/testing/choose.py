@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit.artifact.layout import discover_variants
-from kernelkit.builder.envs import env_spec, existing_env
-from kernelkit.builder.probe import TorchEnv, probe_python
-from kernelkit.builder.toolchain_lock import find_toolchain_lock
-from kernelkit.builder.toolkit import find_cuda_toolkit
+from kernelkit.builder.toolchain.envs import env_spec, existing_env
+from kernelkit.builder.toolchain.probe import TorchEnv, probe_python
+from kernelkit.builder.toolchain.toolchain_lock import find_toolchain_lock
+from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 from kernelkit.errors import KernelkitError, RefusalKind
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.util.paths import default_envs_dir

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelkit.builder.api import BuildSettings, plan_build, run_plan
-from kernelkit.builder.build_cache import source_files
-from kernelkit.builder.events import Outcome
+from kernelkit.builder.caches.build_cache import source_files
+from kernelkit.builder.compile.events import Outcome
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.testing.choose import choose_variant_tests
 from kernelkit.testing.run import VariantTestOutcome, run_variant_tests

@@ -3,7 +3,8 @@
 Upstream-builder.md §2.2-§2.5: a table of build configurations (torch series x backend x backend
 version x systems, with a ``bundle`` flag marking the required set), CUDA capabilities per
 toolkit, and the filter that turns a manifest into its build targets. Pure: nothing here looks
-at the machine (see ``kernelkit.builder.envs`` and ``kernelkit.cli.cmd_list_variants`` for that).
+at the machine (see ``kernelkit.builder.toolchain.envs`` and ``kernelkit.cli.cmd_list_variants``
+for that).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Describe the Python environment a kernel is built for, as JSON written to ``argv[1]``.
 
-Standalone on purpose (standard library + torch only): ``kernelkit.builder.probe`` runs it with
-the target interpreter and ``kernelkit create-pyproject`` copies it verbatim to
+Standalone on purpose (standard library + torch only): ``kernelkit.builder.toolchain.probe``
+runs it with the target interpreter and ``kernelkit create-pyproject`` copies it verbatim to
 ``cmake/kernelkit_torch_info.py`` where the generated CMake reads the same facts.
 
 Importing torch takes seconds (a CUDA torch loads its CUDA libraries), so the facts are read

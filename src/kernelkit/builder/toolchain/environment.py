@@ -7,7 +7,7 @@ identity for the build cache):
 - :class:`ThisInterpreter`: a given interpreter as it is (a plain ``kernelkit build``,
   ``--python``);
 - :class:`PinnedEnvironment`: the variant's own venv from the matrix pin or the toolchain lock
-  (``builder.envs``), created or repaired on ``prepare``.
+  (``builder.toolchain.envs``), created or repaired on ``prepare``.
 
 Toolkit discovery is the same for both: ``toolkit.find_cuda_toolkit`` over the environment's
 variables (a pinned environment puts its CUDA home first).
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kernelkit.builder.build_cache import env_fingerprint
-from kernelkit.builder.envs import EnvSpec, ensure_env, existing_env
-from kernelkit.builder.probe import TorchEnv, probe_python
-from kernelkit.builder.toolkit import CudaToolkit, require_cuda_toolkit
+from kernelkit.builder.caches.build_cache import env_fingerprint
+from kernelkit.builder.toolchain.envs import EnvSpec, ensure_env, existing_env
+from kernelkit.builder.toolchain.probe import TorchEnv, probe_python
+from kernelkit.builder.toolchain.toolkit import CudaToolkit, require_cuda_toolkit
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit.artifact.metadata import Commit
-from kernelkit.builder.build_cache import source_digest, source_files
+from kernelkit.builder.caches.build_cache import source_digest, source_files
 from kernelkit.errors import CommandError
 from kernelkit.generate.ids import content_id
 from kernelkit.manifest.model import Manifest

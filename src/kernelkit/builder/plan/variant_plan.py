@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernelkit.builder.probe import TorchEnv
-from kernelkit.builder.toolkit import CudaToolkit
+from kernelkit.builder.toolchain.probe import TorchEnv
+from kernelkit.builder.toolchain.toolkit import CudaToolkit
 from kernelkit.errors import BuildError, KernelkitError, NotBuildableError
 from kernelkit.generate import cuda_archs
 from kernelkit.generate.ids import ops_name

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.builder.toolchain_lock import (
+from kernelkit.builder.toolchain.toolchain_lock import (
     LockedVariant,
     canonical_name,
     drift,
@@ -31,7 +31,7 @@ from kernelkit.builder.toolchain_lock import (
     requirements_text,
     verify_local_wheels,
 )
-from kernelkit.builder.toolkit import CudaToolkit, ToolkitChoice, choose_cuda_toolkit
+from kernelkit.builder.toolchain.toolkit import CudaToolkit, ToolkitChoice, choose_cuda_toolkit
 from kernelkit.errors import CommandError, LockError, NotBuildableError
 from kernelkit.util.fs import (
     atomic_write_text,

@@ -10,7 +10,7 @@ compiled by kernelkit, but a build.toml that upstream refuses is wrong here too)
 
 from __future__ import annotations
 
-from kernelkit.builder.package import package_dir
+from kernelkit.builder.plan.package import package_dir
 from kernelkit.errors import Problem
 from kernelkit.generate.cuda_archs import component_capabilities, default_capabilities
 from kernelkit.manifest import Manifest

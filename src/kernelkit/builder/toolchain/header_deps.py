@@ -22,7 +22,7 @@ import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from kernelkit.builder.toolchain_lock import (
+from kernelkit.builder.toolchain.toolchain_lock import (
     LockedWheel,
     ToolchainLock,
     file_url_path,

@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from kernelkit.builder.configure_cache import ID_DIR, tool_identity
+from kernelkit.builder.caches.configure_cache import ID_DIR, tool_identity
 from kernelkit.util.fs import atomic_write_text
 
 SEED_DEFINE = "-DCMAKE_PLATFORM_INFO_INITIALIZED=1"

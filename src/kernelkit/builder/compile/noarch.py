@@ -17,9 +17,9 @@ from pathlib import Path
 from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
-from kernelkit.builder.events import BuildResult
-from kernelkit.builder.package import kernel_dependency, package_dir, package_files
-from kernelkit.builder.provenance import GitState, kernel_commit
+from kernelkit.builder.compile.events import BuildResult
+from kernelkit.builder.compile.provenance import GitState, kernel_commit
+from kernelkit.builder.plan.package import kernel_dependency, package_dir, package_files
 from kernelkit.errors import NotBuildableError
 from kernelkit.generate.ids import ops_name
 from kernelkit.generate.python import render_noarch_ops_py

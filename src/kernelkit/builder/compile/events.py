@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.builder.compiler_cache import CacheStats
-from kernelkit.builder.progress import Step
+from kernelkit.builder.caches.compiler_cache import CacheStats
+from kernelkit.builder.compile.progress import Step
 from kernelkit.errors import WHOSE, RefusalKind
 
 Status = Literal["built", "cached", "failed", "skipped"]

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelkit.builder.plan import check_torch_bounds, plan_cuda_archs, variant_name
-from kernelkit.builder.probe import TorchEnv
-from kernelkit.builder.project_check import package_problem
-from kernelkit.builder.resources import Fit, Machine, fit
-from kernelkit.builder.toolkit import CudaToolkit, choose_cuda_toolkit
+from kernelkit.builder.plan.project_check import package_problem
+from kernelkit.builder.plan.resources import Fit, Machine, fit
+from kernelkit.builder.plan.variant_plan import check_torch_bounds, plan_cuda_archs, variant_name
+from kernelkit.builder.toolchain.probe import TorchEnv
+from kernelkit.builder.toolchain.toolkit import CudaToolkit, choose_cuda_toolkit
 from kernelkit.errors import WHOSE, KernelkitError, NotBuildableError, RefusalKind
 from kernelkit.generate.cuda_archs import default_capabilities
 from kernelkit.manifest.model import Manifest
@@ -40,7 +40,7 @@ BUILDABLE = ("cpu", "cuda")
 
 @dataclass(frozen=True)
 class HostFacts:
-    """What this machine offers, gathered once at the edge (``builder.facts.gather_facts``)."""
+    """What this machine offers, gathered once at the edge (``builder.plan.facts.gather_facts``)."""
 
     system: str
     cores: int
