@@ -80,7 +80,7 @@ def publish(hub_dir: Path, tmp: Path) -> dict[str, bytes]:
     from kernelkit.artifact.layout import seal_variant
     from kernelkit.artifact.metadata import Metadata
     from kernelkit.hub.local import LocalGitHub
-    from kernelkit.hub.publish import upload
+    from kernelkit.publish.upload import upload
     from tests.helpers import make_variant
 
     vdir = make_variant(tmp / "build", VARIANT)

@@ -104,8 +104,8 @@ def run_demo(
     from kernelkit.builder.api import build
     from kernelkit.check import check_build
     from kernelkit.hub.local import LocalGitHub
-    from kernelkit.hub.publish import upload
     from kernelkit.loader.api import get_kernel
+    from kernelkit.publish.upload import upload
     from kernelkit.scaffold import init_project
 
     report = DemoReport()

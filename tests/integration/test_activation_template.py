@@ -141,7 +141,7 @@ def test_shipped_benchmark_runs_verified_against_the_build(built: Path, tmp_path
 @pytest.fixture
 def hub_repo(built: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LayerRepository:
     from kernelkit.hub.local import LocalGitHub
-    from kernelkit.hub.publish import upload
+    from kernelkit.publish.upload import upload
 
     for var in ("LOCAL_KERNELS", "KERNELKIT_OFFLINE", "HF_HUB_OFFLINE"):
         monkeypatch.delenv(var, raising=False)

@@ -487,7 +487,7 @@ def test_version_not_found_with_no_versions_says_none(env: dict[str, Any]) -> No
 @pytest.mark.parametrize("name", ["v1\n", "main\n", "v1.0.0\n", "\nv1"])
 def test_branch_and_tag_names_ending_in_newline_are_refused(name: str) -> None:
     from kernelkit.hub.names import check_ref_name
-    from kernelkit.hub.publish import check_tag
+    from kernelkit.publish.upload import check_tag
 
     with pytest.raises(HubError):
         check_ref_name(name, "branch")

@@ -12,7 +12,7 @@ from kernelkit.hub import open_hub
 from kernelkit.hub.git_remote import GitRemoteHub
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.port import Hub
-from kernelkit.hub.publish import upload
+from kernelkit.publish.upload import upload
 from tests.helpers import make_variant
 
 REPO = "acme/demo"

@@ -18,7 +18,7 @@ from kernelkit.errors import HubError, RevisionNotFoundError
 from kernelkit.hub import open_hub
 from kernelkit.hub.hf import HuggingFaceHub
 from kernelkit.hub.local import LocalGitHub
-from kernelkit.hub.publish import upload
+from kernelkit.publish.upload import upload
 from tests.helpers import make_variant
 from tests.hubserver import READ_TOKEN, WRITE_TOKEN, HubServer, run_server
 

@@ -17,7 +17,7 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import HubError, IntegrityError, KernelkitError
 from kernelkit.hub.local import LocalGitHub
-from kernelkit.hub.publish import upload
+from kernelkit.publish.upload import upload
 from tests.helpers import make_variant
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hub" / "demo"
@@ -200,7 +200,7 @@ UPLOADER = """
 import sys
 from pathlib import Path
 from kernelkit.hub.local import LocalGitHub
-from kernelkit.hub.publish import upload
+from kernelkit.publish.upload import upload
 upload(Path(sys.argv[1]), LocalGitHub(Path(sys.argv[2])), repo_id="acme/demo")
 """
 

@@ -17,7 +17,7 @@ from kernelkit.hub.names import (
     is_ref_name,
     under_prefixes,
 )
-from kernelkit.hub.publish import check_tag, render_card
+from kernelkit.publish.upload import check_tag, render_card
 
 
 def test_repo_ids() -> None:

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.hub.publish import upload
+    from kernelkit.publish.upload import upload
 
     hub = open_hub(args.hub)
     if args.private:
