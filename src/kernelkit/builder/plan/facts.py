@@ -9,9 +9,8 @@ from collections.abc import Mapping, Sequence
 from kernelkit.builder.plan.plan_matrix import BUILDABLE, HostFacts
 from kernelkit.builder.plan.resources import this_machine
 from kernelkit.builder.toolchain.build_tools import build_tools_problem
-from kernelkit.builder.toolchain.toolchain_lock import index_reachable
 from kernelkit.builder.toolchain.toolkit import CudaToolkit, find_cuda_toolkit
-from kernelkit.builder.toolchain.wheel_sources import wheel_available
+from kernelkit.builder.toolchain.wheel_sources import index_reachable, wheel_available
 from kernelkit.util.versions import major_minor_text
 from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix
 

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kernelkit.builder.caches.build_cache import env_fingerprint
-from kernelkit.builder.toolchain.envs import EnvSpec, ensure_env, existing_env
+from kernelkit.builder.toolchain.envs import EnvSpec, ensure_env, env_fingerprint, existing_env
 from kernelkit.builder.toolchain.probe import TorchEnv, probe_python
 from kernelkit.builder.toolchain.toolkit import CudaToolkit, require_cuda_toolkit
 

@@ -27,11 +27,11 @@ from kernelkit.builder.toolchain.toolchain_lock import (
     LockedVariant,
     canonical_name,
     drift,
-    needs_index,
     requirements_text,
     verify_local_wheels,
 )
 from kernelkit.builder.toolchain.toolkit import CudaToolkit, ToolkitChoice, choose_cuda_toolkit
+from kernelkit.builder.toolchain.wheel_sources import needs_index
 from kernelkit.errors import CommandError, LockError, NotBuildableError
 from kernelkit.util.fs import (
     atomic_write_text,
@@ -297,3 +297,12 @@ def existing_env(spec: EnvSpec, envs_dir: Path) -> Path | None:
     """The environment's directory if it was completely created (no probe)."""
     dest = envs_dir / spec.dirname
     return dest if (dest / MARKER).is_file() else None
+
+
+def env_fingerprint(env_dir: Path | None) -> str:
+    """Installed distributions of an environment, read from its ``*.dist-info`` names (cheap:
+    no interpreter start), so a changed environment changes the key."""
+    if env_dir is None:
+        return "kernelkit-python:" + sys.executable
+    names = sorted(p.name for p in (env_dir / "lib").glob("python*/site-packages/*.dist-info"))
+    return hashlib.sha256("\n".join([str(env_dir), *names]).encode()).hexdigest()

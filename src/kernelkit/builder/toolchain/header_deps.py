@@ -26,14 +26,10 @@ from kernelkit.builder.toolchain.toolchain_lock import (
     LockedWheel,
     ToolchainLock,
     file_url_path,
-    pip_report,
     requirements_text,
-    wheels_from_report,
 )
-from kernelkit.errors import CommandError, IntegrityError, LockError
+from kernelkit.errors import IntegrityError, LockError
 from kernelkit.manifest.deps import (
-    CUTLASS_RELEASES,
-    CUTLASS_WHEEL,
     CUTLASS_WHEEL_ROOT,
     cutlass_depends,
     cutlass_env_var,
@@ -43,26 +39,6 @@ from kernelkit.util.paths import user_cache_dir
 from kernelkit.util.run import run
 
 _DONE = ".kernelkit-unpacked"
-
-
-def lock_dependency_wheels(manifest: Manifest, *, python: Path, log_path: Path | None = None,
-                           previous: Mapping[str, LockedWheel] | None = None,
-                           ) -> dict[str, LockedWheel]:
-    """The pinned wheel of every CUTLASS id the CUDA kernels use that has one on PyPI; when pip
-    cannot resolve one (offline, no wheelhouse), the ``previous`` pin is kept, if any."""
-    out: dict[str, LockedWheel] = {}
-    for dep in cutlass_depends(manifest.kernels):
-        version = CUTLASS_RELEASES[dep].wheel_version
-        if version is None:
-            continue  # no wheel: the build needs KERNELKIT_<ID>_DIR
-        try:
-            report = pip_report(python, ["--no-deps", f"{CUTLASS_WHEEL}=={version}"],
-                                index_url=None, log_path=log_path)
-            [out[dep]] = wheels_from_report(report)
-        except (CommandError, LockError):
-            if previous and dep in previous:
-                out[dep] = previous[dep]
-    return out
 
 
 def _sha256(path: Path) -> str:

