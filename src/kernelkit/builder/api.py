@@ -14,7 +14,6 @@ the process environment in one place (:meth:`BuildSettings.from_environ`).
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -67,6 +66,11 @@ from kernelkit.errors import (
 from kernelkit.generate.cuda_archs import parse_capabilities
 from kernelkit.manifest import Manifest, load_manifest
 from kernelkit.manifest.model import TorchNoarch
+from kernelkit.settings import (
+    KERNELKIT_CCACHE_REMOTE,
+    KERNELKIT_CUDA_CAPABILITIES,
+    process_environ,
+)
 from kernelkit.util.paths import default_compiler_cache_dir, default_envs_dir
 from kernelkit.variants.host import host_platform
 from kernelkit.variants.matrix import targets_for
@@ -93,11 +97,9 @@ class BuildSettings:
         given), ``KERNELKIT_CCACHE``/``KERNELKIT_CCACHE_DIR``/``CCACHE_DIR``,
         ``KERNELKIT_CCACHE_REMOTE`` (checked here, before any variant starts), and the variables
         compiles run with (``PATH``, ``CUDA_HOME``, ...)."""
-        from kernelkit.builder.caches.compiler_cache import remote_storage
-
-        env = dict(os.environ if environ is None else environ)
-        remote_storage(env)
-        text = env.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
+        env = dict(process_environ() if environ is None else environ)
+        KERNELKIT_CCACHE_REMOTE.read(env)
+        text = KERNELKIT_CUDA_CAPABILITIES.read(env)
         try:
             caps = cuda_capabilities or (parse_capabilities(text) if text else None)
         except ValueError as exc:

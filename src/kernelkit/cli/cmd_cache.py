@@ -125,15 +125,14 @@ def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
 
 
 def run_rm(args: argparse.Namespace) -> int:
-    import os
-
     from kernelkit.loader.cache_admin import plan_rm
+    from kernelkit.settings import process_environ
 
     hub = None
     if args.hub is not None:
         from kernelkit.hub.hubid import identity_of
 
-        hub = identity_of(args.hub, os.environ)
+        hub = identity_of(args.hub, process_environ())
     plan = plan_rm(_listing(args), args.repo_id, revision=args.revision, variant=args.variant,
                    hub=hub)
     return _carry_out(plan, args)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,7 @@ def _split_pytest_args(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.errors import WHOSE
+    from kernelkit.settings import process_environ
     from kernelkit.testing import choose_variant_tests, run_variant_tests
 
     extra = _split_pytest_args(args)
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     for t in targets:
         if t.python is not None and not args.json:
             print(f"== testing {t.variant} with {t.python}", file=sys.stderr, flush=True)
-        outcomes.append(run_variant_tests(manifest, t, extra, environ=os.environ,
+        outcomes.append(run_variant_tests(manifest, t, extra, environ=process_environ(),
                                           stream=not args.json))
     if args.json:
         print(json.dumps([o.to_json() for o in outcomes], indent=2))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelkit.errors import HubError
 from kernelkit.hub.hubid import classify, identity_of
+from kernelkit.settings import HF_TOKEN, process_environ
 from kernelkit.util.paths import default_cache_dir
 
 if TYPE_CHECKING:
@@ -39,12 +39,12 @@ def open_hub(spec: str | Path | None = None, *, env: Mapping[str, str] | None = 
     * ``hf``, ``hf://`` or ``hf://<endpoint host>``: the Hugging Face Hub
       (``HF_TOKEN``/``HF_ENDPOINT`` from ``env``).
     """
-    env = os.environ if env is None else env
+    env = process_environ() if env is None else env
     kind, value = classify(spec, env)
     if kind == "hf":
         from kernelkit.hub.hf import HuggingFaceHub
 
-        return HuggingFaceHub(token=env.get("HF_TOKEN") or None, endpoint=value or None)
+        return HuggingFaceHub(token=HF_TOKEN.read(env), endpoint=value or None)
     if kind == "git":
         from kernelkit.hub.git_remote import GitRemoteHub
 

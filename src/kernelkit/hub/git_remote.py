@@ -44,6 +44,12 @@ from kernelkit.hub.names import (
     is_full_commit_id,
 )
 from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.settings import (
+    GIT_CONFIG_COUNT,
+    KERNELKIT_GIT_PASSWORD,
+    KERNELKIT_GIT_USERNAME,
+    process_environ,
+)
 from kernelkit.util.fs import file_lock
 from kernelkit.util.urls import redact_url, split_credentials
 
@@ -67,13 +73,13 @@ def credential_env(url: str, user: str | None, password: str | None,
         return {}
     parts = urlsplit(url)
     scope = f"{parts.scheme}://{parts.netloc}"
-    count = base.get("GIT_CONFIG_COUNT", "0")
+    count = GIT_CONFIG_COUNT.raw(base) or "0"
     n = int(count) if count.isascii() and count.isdigit() and len(count) < 4 else 0
     key = f"credential.{scope}.helper"
     return {f"GIT_CONFIG_KEY_{n}": key, f"GIT_CONFIG_VALUE_{n}": "",  # drop other helpers
             f"GIT_CONFIG_KEY_{n + 1}": key, f"GIT_CONFIG_VALUE_{n + 1}": _HELPER,
             "GIT_CONFIG_COUNT": str(n + 2),
-            "KERNELKIT_GIT_USERNAME": user or "", "KERNELKIT_GIT_PASSWORD": password or ""}
+            KERNELKIT_GIT_USERNAME.name: user or "", KERNELKIT_GIT_PASSWORD.name: password or ""}
 
 
 @dataclass(frozen=True)
@@ -180,9 +186,7 @@ class GitRemoteHub:
         return self.mirror.git_calls
 
     def _auth_env(self) -> dict[str, str]:
-        import os
-
-        return credential_env(self.url, *self._credentials, os.environ)
+        return credential_env(self.url, *self._credentials, process_environ())
 
     def remote_url(self, repo_id: str) -> str:
         org, name = check_repo_id(repo_id)

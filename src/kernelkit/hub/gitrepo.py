@@ -22,6 +22,7 @@ from typing import IO
 
 from kernelkit.errors import HubError
 from kernelkit.hub.names import check_tree_paths
+from kernelkit.settings import process_environ
 from kernelkit.util.fs import temp_sibling
 from kernelkit.util.run import open_process, run, run_bytes
 
@@ -59,7 +60,7 @@ class GitRepo:
 
     def _env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         name, email = self.identity
-        env = dict(os.environ)
+        env = dict(process_environ())
         env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_AUTHOR_NAME=name,
                    GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
         env.pop("GIT_DIR", None)

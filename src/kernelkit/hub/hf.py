@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import os
 import re
 import shutil
 import tempfile
@@ -45,6 +44,7 @@ from kernelkit.hub.names import (
     under_prefixes as _under,
 )
 from kernelkit.hub.port import FileEntry, Refs
+from kernelkit.settings import HF_ENDPOINT, process_environ
 from kernelkit.util.urls import redact_url
 
 REPO_TYPE = "kernel"
@@ -78,7 +78,7 @@ class HuggingFaceHub:
     def hub_identity(self) -> str:
         """``hf:<endpoint>`` (see ``kernelkit.hub.hubid``); with no endpoint given, the one the
         client uses: ``HF_ENDPOINT`` of the process, else ``https://huggingface.co``."""
-        return hf_identity(self.endpoint or os.environ.get("HF_ENDPOINT"))
+        return hf_identity(self.endpoint or HF_ENDPOINT.read(process_environ()))
 
     @property
     def api(self) -> Any:

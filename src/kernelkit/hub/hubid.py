@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from kernelkit.errors import HubError
+from kernelkit.settings import HF_ENDPOINT, KERNELKIT_HUB
 from kernelkit.util.paths import default_hub_dir
 from kernelkit.util.urls import redact_url, split_credentials
 
@@ -35,13 +36,13 @@ def classify(spec: str | Path | None, env: Mapping[str, str]) -> tuple[HubKind, 
     """``(kind, value)`` of a hub spec (see ``kernelkit.hub.open_hub``): a directory path, a git
     URL, or the Hugging Face endpoint (``""`` when none is set: the client's default)."""
     if spec is None or spec == "":
-        spec = env.get("KERNELKIT_HUB") or default_hub_dir(env)
+        spec = KERNELKIT_HUB.read(env) or default_hub_dir(env)
     if isinstance(spec, Path):
         return "local", str(spec)
     text = str(spec)
     if text == "hf" or text.startswith("hf://"):
         rest = text[len("hf://"):].strip("/") if text.startswith("hf://") else ""
-        endpoint = f"https://{rest}" if rest else env.get("HF_ENDPOINT", "")
+        endpoint = f"https://{rest}" if rest else HF_ENDPOINT.read(env) or ""
         return "hf", check_endpoint(endpoint, spec_name=text if rest else "HF_ENDPOINT")
     if text.startswith("git+") or (text.startswith(REMOTE_SCHEMES) and text.endswith(".git")):
         return "git", text

@@ -14,7 +14,6 @@ instead. Every decision is logged on the ``kernelkit.layers`` logger.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from types import MethodType
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from kernelkit.errors import (
     KernelModuleNotFoundError,
     KernelNotFoundError,
     OfflineError,
+    UsageError,
     VariantNotFoundError,
 )
 from kernelkit.layers.device import DEVICE_TYPES
@@ -38,6 +38,7 @@ from kernelkit.layers.mapping import (
 )
 from kernelkit.layers.mode import Mode, validate_kernelize_mode
 from kernelkit.layers.validate import unsupported_mode, validate_layer
+from kernelkit.settings import DISABLE_KERNEL_MAPPING, process_environ
 
 if TYPE_CHECKING:
     import torch
@@ -55,19 +56,14 @@ CANNOT_LOAD_ERRORS = (VariantNotFoundError, OfflineError, KernelNotFoundError,
 #: key of the repository a kernelized instance uses, in its ``__dict__`` (as upstream)
 KERNEL_REPO_ATTR = "_kernel_repo"
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"", "0", "false", "no", "off"}
-
 
 def kernel_mapping_disabled(env: Mapping[str, str]) -> bool:
-    """``DISABLE_KERNEL_MAPPING`` as a bool (``1``/``0``, also ``true``/``false``)."""
-    value = env.get("DISABLE_KERNEL_MAPPING", "0").strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise KernelMappingError(f"DISABLE_KERNEL_MAPPING={value!r} is not a boolean",
-                             hint="set it to 1 to disable kernel mappings, 0 to enable them")
+    """``DISABLE_KERNEL_MAPPING`` as a bool (``1``/``0``, also ``true``/``false``); another
+    word is a ``KernelMappingError``."""
+    try:
+        return DISABLE_KERNEL_MAPPING.read(env)
+    except UsageError as exc:
+        raise KernelMappingError(exc.message, hint=exc.hint) from None
 
 
 def kernelize(model: nn.Module, *, mode: Mode, device: str | torch.device | None = None,
@@ -86,7 +82,7 @@ def kernelize(model: nn.Module, *, mode: Mode, device: str | torch.device | None
     validate_kernelize_mode(mode)
     flags = fallback_flags(use_fallback)
     device_type = _device_type(model, device)
-    disabled = kernel_mapping_disabled(os.environ)
+    disabled = kernel_mapping_disabled(process_environ())
     index = getattr(device, "index", None) if device is not None else None
     capability = None if disabled else device_capability(device_type, index)
     if disabled:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from kernelkit.errors import UsageError
+from kernelkit.settings import KERNELKIT_PROGRESS, KERNELKIT_PROGRESS_MIN_BYTES
 
 if TYPE_CHECKING:
     from kernelkit.hub.git_remote import FetchStatus
@@ -43,9 +43,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 download_log = logging.getLogger("kernelkit.download")
 
-DEFAULT_MIN_BYTES = 16 * 1024 * 1024
+DEFAULT_MIN_BYTES = KERNELKIT_PROGRESS_MIN_BYTES.number
 THREAD_NAME = "kernelkit-download-progress"
-_OFF = {"0", "false", "no", "off"}
 _MB = 1_000_000  # sizes are shown in decimal megabytes, as download tools do
 
 
@@ -141,23 +140,10 @@ def plan_progress(env: Mapping[str, str], *,
     ``KERNELKIT_PROGRESS`` = ``0``/``false``/``no``/``off`` turns it off; otherwise ``reporter``
     if given, else a :class:`LogReporter`. ``KERNELKIT_PROGRESS_MIN_BYTES`` sets the
     threshold."""
-    if env.get("KERNELKIT_PROGRESS", "").strip().lower() in _OFF:
+    if not KERNELKIT_PROGRESS.read(env):
         return None
-    min_bytes = _min_bytes(env.get("KERNELKIT_PROGRESS_MIN_BYTES"))
+    min_bytes = KERNELKIT_PROGRESS_MIN_BYTES.read(env)
     return ProgressPlan(reporter if reporter is not None else LogReporter(), min_bytes)
-
-
-def _min_bytes(value: str | None) -> int:
-    if value is None or not value.strip():
-        return DEFAULT_MIN_BYTES
-    try:
-        number = int(value.strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise UsageError(f"KERNELKIT_PROGRESS_MIN_BYTES={value!r} is not a number of bytes",
-                         hint="set it to a whole number of bytes (e.g. 16777216), or unset it")
-    return number
 
 
 # --- how it is described -------------------------------------------------------------------

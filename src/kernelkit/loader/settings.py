@@ -10,14 +10,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from kernelkit.settings import (
+    HF_HUB_OFFLINE,
+    KERNELKIT_HUB,
+    KERNELKIT_OFFLINE,
+    KERNELKIT_TRUSTED_PUBLISHERS,
+    LOCAL_KERNELS,
+    process_environ,
+)
 from kernelkit.util.paths import default_cache_dir
 from kernelkit.util.publishers import DEFAULT_TRUSTED_PUBLISHERS as DEFAULT_TRUSTED_PUBLISHERS
 
 if TYPE_CHECKING:
     from kernelkit.hub.port import Hub
     from kernelkit.loader.progress import ProgressPlan
-
-_TRUE = {"1", "true", "yes", "on"}
 
 
 class Settings(NamedTuple):
@@ -83,20 +89,16 @@ def read_settings(env: Mapping[str, str] | None = None, *,
                   cache_dir: Path | None = None) -> Settings:
     """Read ``KERNELKIT_CACHE``, ``KERNELKIT_OFFLINE``/``HF_HUB_OFFLINE``,
     ``KERNELKIT_TRUSTED_PUBLISHERS``, ``LOCAL_KERNELS`` and ``KERNELKIT_HUB``."""
-    env = dict(os.environ if env is None else env)
-    listed = env.get("KERNELKIT_TRUSTED_PUBLISHERS", "").split(",")
-    extra = tuple(p.strip() for p in listed if p.strip())
+    env = dict(process_environ() if env is None else env)
+    extra = KERNELKIT_TRUSTED_PUBLISHERS.read(env)
     return Settings(
         # absolute: variant paths key the import registry
         cache_dir=Path(os.path.abspath(cache_dir if cache_dir is not None
                                        else default_cache_dir(env))),
-        offline=_truthy(env.get("KERNELKIT_OFFLINE")) or _truthy(env.get("HF_HUB_OFFLINE")),
+        offline=KERNELKIT_OFFLINE.read(env) or HF_HUB_OFFLINE.read(env),
         trusted_publishers=DEFAULT_TRUSTED_PUBLISHERS + extra,
-        local_kernels=env.get("LOCAL_KERNELS") or None,
-        hub_spec=env.get("KERNELKIT_HUB") or None,
+        local_kernels=LOCAL_KERNELS.read(env),
+        hub_spec=KERNELKIT_HUB.read(env),
         env=env,
     )
 
-
-def _truthy(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in _TRUE

@@ -38,7 +38,14 @@ from pathlib import Path
 
 from kernelkit.builder.toolchain.header_deps import unpack_locked_wheel
 from kernelkit.builder.toolchain.toolchain_lock import ToolchainLock
-from kernelkit.errors import CommandError, LockError, UsageError
+from kernelkit.errors import CommandError, LockError
+from kernelkit.settings import (
+    CCACHE_DEPEND,
+    CCACHE_IGNOREOPTIONS,
+    CCACHE_NODEPEND,
+    KERNELKIT_CCACHE_REMOTE,
+    PATH,
+)
 from kernelkit.util.run import run
 
 # nvcc's path maps (kernelkit.cmake's kk_harden: the project's and the CMake tree's absolute
@@ -49,8 +56,6 @@ from kernelkit.util.run import run
 NVCC_PATH_MAPS = ("-Xcompiler=-ffile-prefix-map=*",)
 
 
-# ccache's remote storage backends (its documentation, "Remote storage backends")
-REMOTE_SCHEMES = ("file:", "http:", "redis:", "rediss:", "crsh:")
 
 
 @dataclass(frozen=True)
@@ -69,24 +74,9 @@ class CacheStats:
         return text
 
 
-def remote_storage(environ: Mapping[str, str]) -> str | None:
-    """``KERNELKIT_CCACHE_REMOTE`` checked (``None``: unset); a ``UsageError`` names an entry
-    that is no remote storage ccache knows."""
-    value = " ".join(environ.get("KERNELKIT_CCACHE_REMOTE", "").split())
-    if not value:
-        return None
-    for entry in value.split(" "):
-        if not entry.startswith(REMOTE_SCHEMES):
-            raise UsageError(
-                f"KERNELKIT_CCACHE_REMOTE: {entry!r} is not a ccache remote storage",
-                hint="use file:/shared/dir, http://host/path or redis://host "
-                     "(several separated by spaces), or unset it")
-    return value
-
-
 def find_ccache(environ: Mapping[str, str]) -> Path | None:
     """ccache on the build's ``PATH``, else beside kernelkit's interpreter (the wheel's script)."""
-    found = shutil.which("ccache", path=environ.get("PATH"))
+    found = shutil.which("ccache", path=PATH.raw(environ))
     if found:
         return Path(found)
     beside = Path(sys.executable).parent / "ccache"
@@ -128,12 +118,12 @@ def ccache_environ(environ: Mapping[str, str], *, cache_dir: Path | None, projec
         "CCACHE_COMPILERCHECK": "content",
         "CCACHE_STATSLOG": str(stats_log),
     })
-    remote = remote_storage(environ)
+    remote = KERNELKIT_CCACHE_REMOTE.read(environ)
     if remote is not None:
         out["CCACHE_REMOTE_STORAGE"] = remote
-    if "CCACHE_DEPEND" not in environ and "CCACHE_NODEPEND" not in environ:
+    if not CCACHE_DEPEND.is_set(environ) and not CCACHE_NODEPEND.is_set(environ):
         out["CCACHE_DEPEND"] = "1"
-    ignored = environ.get("CCACHE_IGNOREOPTIONS", "").split()
+    ignored = (CCACHE_IGNOREOPTIONS.raw(environ) or "").split()
     out["CCACHE_IGNOREOPTIONS"] = " ".join([*ignored, *NVCC_PATH_MAPS])
     return out
 

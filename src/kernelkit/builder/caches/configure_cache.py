@@ -22,6 +22,7 @@ import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from kernelkit.settings import KERNELKIT_CONFIGURE_CACHE
 from kernelkit.util.fs import replace_dir, temp_sibling
 from kernelkit.util.paths import user_cache_dir
 
@@ -34,10 +35,9 @@ _SKIP = ("CompilerIdC", "CompilerIdCXX", "CompilerIdCUDA", "CMakeScratch",
 
 def configure_cache_dir(environ: Mapping[str, str]) -> Path | None:
     """The configure cache directory (``None``: turned off with ``KERNELKIT_CONFIGURE_CACHE=0``)."""
-    given = environ.get("KERNELKIT_CONFIGURE_CACHE", "").strip()
-    if given == "0":
+    if KERNELKIT_CONFIGURE_CACHE.off(environ):
         return None
-    return Path(given) if given else user_cache_dir(environ) / "configure"
+    return KERNELKIT_CONFIGURE_CACHE.read(environ) or user_cache_dir(environ) / "configure"
 
 
 def tool_identity(path: Path | None) -> str:

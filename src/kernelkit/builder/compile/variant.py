@@ -50,6 +50,7 @@ from kernelkit.generate.tvm_ffi_files import render_tvm_ffi_ops_py
 from kernelkit.manifest import Manifest
 from kernelkit.manifest.deps import all_kernel_depends, python_depends_for
 from kernelkit.manifest.model import TorchFramework, TvmFfi
+from kernelkit.settings import CC, CXX, PATH, Text
 from kernelkit.util.fs import (
     atomic_write_text,
     file_lock,
@@ -243,12 +244,12 @@ def _configure(cmd: list[str], build_dir: Path, ids: tuple[Path, str] | None, *,
 def _tool_paths(tools: Tools, env: BuildEnvironment,
                 environ: Mapping[str, str]) -> list[Path | None]:
     """The programs a configure identifies: cmake, ninja, the C/C++ compilers, nvcc."""
-    def which(var: str, name: str) -> Path | None:
-        found = environ.get(var) or shutil.which(name, path=environ.get("PATH"))
+    def which(var: Text, name: str) -> Path | None:
+        found = var.read(environ) or shutil.which(name, path=PATH.raw(environ))
         return Path(found) if found else None
 
     nvcc = env.toolkit.nvcc if env.toolkit is not None else None
-    return [tools.cmake, tools.ninja, which("CC", "cc"), which("CXX", "c++"), nvcc]
+    return [tools.cmake, tools.ninja, which(CC, "cc"), which(CXX, "c++"), nvcc]
 
 
 def _configure_fingerprint(configure: list[str], environ: Mapping[str, str],

@@ -3,7 +3,6 @@ target's torch (and CUDA toolkit) wheels come from, or why pip cannot find them 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 from kernelkit.builder.plan.plan_matrix import BUILDABLE, HostFacts
@@ -11,6 +10,7 @@ from kernelkit.builder.plan.resources import this_machine
 from kernelkit.builder.toolchain.build_tools import build_tools_problem
 from kernelkit.builder.toolchain.toolkit import CudaToolkit, find_cuda_toolkit
 from kernelkit.builder.toolchain.wheel_sources import index_reachable, wheel_available
+from kernelkit.settings import process_environ
 from kernelkit.util.versions import major_minor_text
 from kernelkit.variants.matrix import BuildTarget, Matrix, load_matrix
 
@@ -37,7 +37,7 @@ def gather_facts(targets: Sequence[BuildTarget], *, system: str,
     machine = this_machine()
     return HostFacts(system, machine.cores, toolkit, sources=sources, missing=missing,
                      memory_available=machine.memory_available,
-                     tools_problem=build_tools_problem(os.environ if environ is None
+                     tools_problem=build_tools_problem(process_environ() if environ is None
                                                        else environ))
 
 

@@ -21,11 +21,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from kernelkit.errors import NotBuildableError
+from kernelkit.settings import CC, CXX, PATH, Text
 
-_COMPILERS: dict[str, tuple[str, tuple[str, ...], str]] = {
+_COMPILERS: dict[str, tuple[Text, tuple[str, ...], str]] = {
     # language: (variable, names on PATH, what to install)
-    "C": ("CC", ("cc", "gcc", "clang"), "a C compiler (e.g. apt install gcc)"),
-    "C++": ("CXX", ("c++", "g++", "clang++"), "a C++ compiler (e.g. apt install g++)"),
+    "C": (CC, ("cc", "gcc", "clang"), "a C compiler (e.g. apt install gcc)"),
+    "C++": (CXX, ("c++", "g++", "clang++"), "a C++ compiler (e.g. apt install g++)"),
 }
 
 
@@ -40,7 +41,7 @@ class BuildTools:
 
 
 def _which(name: str, environ: Mapping[str, str]) -> Path | None:
-    found = shutil.which(name, path=environ.get("PATH", os.defpath))
+    found = shutil.which(name, path=PATH.raw(environ) or os.defpath)
     return Path(found) if found else None
 
 
@@ -68,8 +69,8 @@ def _usable(path: Path) -> str | None:
 def find_compiler(language: str, environ: Mapping[str, str]) -> Path:
     """The compiler CMake will use for ``language`` ("C" or "C++"); raises a machine
     :class:`NotBuildableError` saying what to install or set."""
-    var, names, install = _COMPILERS[language]
-    given = environ.get(var, "").split()
+    setting, names, install = _COMPILERS[language]
+    var, given = setting.name, (setting.read(environ) or "").split()
     if given:
         path = Path(given[0]) if os.sep in given[0] else _which(given[0], environ)
         if path is None or not (path.is_file() and os.access(path, os.X_OK)):

@@ -33,6 +33,7 @@ from kernelkit.builder.toolchain.toolchain_lock import (
 from kernelkit.builder.toolchain.toolkit import CudaToolkit, ToolkitChoice, choose_cuda_toolkit
 from kernelkit.builder.toolchain.wheel_sources import needs_index
 from kernelkit.errors import CommandError, LockError, NotBuildableError
+from kernelkit.settings import CUDA_HOME, process_environ
 from kernelkit.util.fs import (
     atomic_write_text,
     file_lock,
@@ -136,11 +137,11 @@ class BuildEnv:
 
     def environ(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """Environment variables to run a command inside this env."""
-        env = dict(os.environ if base is None else base)
+        env = dict(process_environ() if base is None else base)
         paths = [str(self.path / "bin")]
         if self.cuda_home is not None:
             paths.append(str(self.cuda_home / "bin"))
-            env["CUDA_HOME"] = str(self.cuda_home)
+            env[CUDA_HOME.name] = str(self.cuda_home)
         paths.append(str(Path(sys.executable).parent))  # cmake/ninja from kernelkit's env
         env["PATH"] = os.pathsep.join([*paths, env.get("PATH", "")])
         env["VIRTUAL_ENV"] = str(self.path)

@@ -35,6 +35,7 @@ from kernelkit.manifest.deps import (
     cutlass_env_var,
 )
 from kernelkit.manifest.model import Manifest
+from kernelkit.settings import CUTLASS_SRC_DIR
 from kernelkit.util.paths import user_cache_dir
 from kernelkit.util.run import run
 
@@ -104,7 +105,7 @@ def dependency_defines(manifest: Manifest, backend: str, lock: ToolchainLock | N
         return {}
     defines: dict[str, str] = {}
     for dep in cutlass_depends(manifest.kernels):
-        if environ.get(cutlass_env_var(dep)) or environ.get("CUTLASS_SRC_DIR"):
+        if environ.get(cutlass_env_var(dep)) or CUTLASS_SRC_DIR.raw(environ):
             continue  # a local path the generated CMake reads itself
         wheel = lock.dependencies.get(dep) if lock is not None else None
         if wheel is None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelkit.errors import CommandError, KernelkitError, NotBuildableError
+from kernelkit.settings import KERNELKIT_PROBE_CACHE, process_environ
 from kernelkit.util.fs import atomic_write_text
 from kernelkit.util.paths import user_cache_dir
 from kernelkit.util.run import run
@@ -117,9 +117,8 @@ def _cache_key(python: Path) -> str | None:
 def probe_cache_dir(environ: dict[str, str] | None = None) -> Path:
     """Where probe answers are kept (``KERNELKIT_PROBE_CACHE``, else ``~/.cache/kernelkit/probe``;
     ``KERNELKIT_PROBE_CACHE=0`` turns the cache off)."""
-    env = os.environ if environ is None else environ
-    given = env.get("KERNELKIT_PROBE_CACHE", "")
-    return Path(given) if given and given != "0" else user_cache_dir(env) / "probe"
+    env = process_environ() if environ is None else environ
+    return KERNELKIT_PROBE_CACHE.read(env) or user_cache_dir(env) / "probe"
 
 
 def probe_python(python: Path) -> TorchEnv:
@@ -128,7 +127,7 @@ def probe_python(python: Path) -> TorchEnv:
     if not Path(python).exists():
         raise KernelkitError(f"Python interpreter {python} does not exist",
                              hint="pass --python with the interpreter of a torch environment")
-    off = os.environ.get("KERNELKIT_PROBE_CACHE") == "0"
+    off = KERNELKIT_PROBE_CACHE.off(process_environ())
     key = None if off else _cache_key(Path(python))
     cached = probe_cache_dir() / f"{key}.json" if key else None
     if cached is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from kernelkit.errors import CommandError, NotBuildableError
+from kernelkit.settings import CUDA_HOME, CUDA_PATH, PATH, process_environ
 from kernelkit.util.run import run
 from kernelkit.util.versions import major_minor_text
 from kernelkit.variants.matrix import ToolkitWheels
@@ -41,8 +42,8 @@ class CudaToolkit:
 
 
 def _nvcc_candidates(env: Mapping[str, str]) -> list[Path]:
-    found = [Path(env[var]) / "bin" / "nvcc" for var in ("CUDA_HOME", "CUDA_PATH") if env.get(var)]
-    on_path = shutil.which("nvcc", path=env.get("PATH", os.defpath))
+    found = [root / "bin" / "nvcc" for root in (CUDA_HOME.read(env), CUDA_PATH.read(env)) if root]
+    on_path = shutil.which("nvcc", path=PATH.raw(env) or os.defpath)
     if on_path:
         found.append(Path(on_path))
     found.append(Path(_FALLBACK_PATH) / "nvcc")
@@ -69,8 +70,9 @@ def real_nvcc(nvcc: Path) -> Path:
 
 def find_cuda_toolkit(env: Mapping[str, str] | None = None) -> CudaToolkit | None:
     """The first working toolkit of ``$CUDA_HOME``/``$CUDA_PATH``, ``nvcc`` on ``PATH``,
-    ``/usr/local/cuda`` (``env`` defaults to ``os.environ``); ``None`` when there is none."""
-    env = os.environ if env is None else env
+    ``/usr/local/cuda`` (``env`` defaults to the process environment); ``None`` when there is
+    none."""
+    env = process_environ() if env is None else env
     for nvcc in _nvcc_candidates(env):
         if not nvcc.is_file():
             continue
