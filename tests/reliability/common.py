@@ -13,6 +13,15 @@ from pathlib import Path
 from kernelkit.hub.local import LocalGitHub
 from tests.helpers import make_variant
 
+#: What a run counted, by title (``kill -9 injections``: {"download": 12, ...}), written by
+#: the tests and shown after the run by ``pytest_terminal_summary`` in conftest.py.
+REPORT: dict[str, dict[str, int]] = {}
+
+
+def counter(title: str) -> dict[str, int]:
+    """The counts shown under ``title`` at the end of the run."""
+    return REPORT.setdefault(title, {})
+
 ROOT = Path(__file__).resolve().parents[2]
 VARIANT = "torch-cpu"  # a noarch variant name: no torch needed to choose or download it
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.common import CONFIG
+from tests.reliability.common import CONFIG, REPORT
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -23,3 +23,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_report_header() -> str:
     return f"kernelkit reliability configuration: {CONFIG.name}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What the run counted (kill -9 injections, fuzz cases), after every test, however the
+    tests were selected or ordered."""
+    counted = {title: counts for title, counts in REPORT.items() if counts}
+    if counted:
+        terminalreporter.section("kernelkit reliability counts")
+    for title, counts in counted.items():
+        terminalreporter.write_line(f"{title}: {counts} total {sum(counts.values())}")

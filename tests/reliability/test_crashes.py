@@ -27,6 +27,7 @@ from kernelkit.loader.verify import verify_variant
 from tests.reliability.common import (
     CONFIG,
     VARIANT,
+    counter,
     git_fsck,
     kernelkit,
     publish_tree,
@@ -37,7 +38,7 @@ from tests.reliability.common import (
 
 RNG = random.Random(int(os.environ.get("KERNELKIT_RELIABILITY_SEED", "11")))
 PAYLOAD = 6 << 20  # long enough to be killed in the middle of writing it
-INJECTED: dict[str, int] = {}
+INJECTED = counter("kill -9 injections")
 
 
 def tree_hash(path: Path) -> str:
@@ -194,8 +195,3 @@ def test_kill_during_upload(tmp_path: Path) -> None:
     assert timed(start(len(roots))) >= 0  # the next upload works with no manual cleanup
     assert staging_leftovers(hub_dir) == []
     git_fsck(LocalGitHub(hub_dir).repo_path(repo))
-
-
-def test_zz_report_injections() -> None:
-    """Print the number of kill -9 injections (run with -s to see it)."""
-    print(f"\nkill -9 injections: {INJECTED} total {sum(INJECTED.values())}")

@@ -63,7 +63,7 @@ from kernelkit.variants.choose import rank_variants  # noqa: E402
 from kernelkit.variants.host import System  # noqa: E402
 from kernelkit.variants.name import parse_variant  # noqa: E402
 from tests.cmake_script import record_calls  # noqa: E402
-from tests.reliability.common import CONFIG  # noqa: E402
+from tests.reliability.common import CONFIG, counter  # noqa: E402
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -73,7 +73,7 @@ else:  # pragma: no cover
 DATA = Path(__file__).resolve().parents[1] / "data"
 FUZZ = settings(max_examples=CONFIG.fuzz_examples, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
-CASES: dict[str, int] = {}
+CASES = counter("fuzz cases")
 
 # --- strategies -------------------------------------------------------------------------------
 
@@ -537,7 +537,3 @@ def _check_tvm_ffi(text: str, tmp: Path, names: tuple[str, str], src: list[str],
     assert record_calls(body, tmp / "cuda", "KK_BACKEND=cuda",
                         f"KK_CUDA_ARCHS_{cuda}=8.0") == [binding, on_cuda]
 
-
-def test_zz_report_fuzz_cases() -> None:
-    """Print how many cases each target ran (run with -s to see it)."""
-    print(f"\nfuzz cases: {CASES} total {sum(CASES.values())}")
