@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -149,13 +148,6 @@ def test_concat_hash_matches_the_upstream_definition() -> None:
     pairs = [("sub/b.so", "00" * 20), ("__init__.py", "11" * 32)]
     expected = hashlib.sha256(b"__init__.py" + b"\x11" * 32 + b"sub/b.so" + b"\x00" * 20)
     assert concat_hash(pairs) == "sha256-" + expected.hexdigest()
-
-
-def test_git_blob_id_equals_git_hash_object(tmp_path: Path) -> None:
-    f = tmp_path / "f.bin"
-    f.write_bytes(b"\x00hello\nworld" * 1000)
-    out = subprocess.run(["git", "hash-object", str(f)], capture_output=True, text=True, check=True)
-    assert git_blob_id(f) == out.stdout.strip()
 
 
 def test_listing_and_disk_give_the_same_hash(tmp_path: Path) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -247,20 +246,6 @@ def test_broken_template_description_is_reported(tmp_path: Path) -> None:
 # --- writing ----------------------------------------------------------------------------------
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                          check=True).stdout
-
-
-def test_init_writes_files_and_stages_them_in_a_new_repo(tmp_path: Path) -> None:
-    dest = tmp_path / "img2gray"
-    written = init_project(dest)
-    assert {p.relative_to(dest).as_posix() for p in written} == ALL_FILES
-    assert (dest / "build.toml").read_text() == EXPECTED_BUILD_TOML
-    staged = set(_git(dest, "diff", "--cached", "--name-only").split())
-    assert staged == ALL_FILES
-
-
 def test_init_refuses_to_overwrite_and_lists_files(tmp_path: Path) -> None:
     dest = tmp_path / "p"
     (dest / "torch-ext").mkdir(parents=True)
@@ -276,13 +261,6 @@ def test_init_refuses_to_overwrite_and_lists_files(tmp_path: Path) -> None:
     init_project(dest, git=False, overwrite=True)
     assert (dest / "build.toml").read_text() == EXPECTED_BUILD_TOML
     assert (dest / "notes.txt").read_text() == "keep"
-
-
-def test_init_inside_an_existing_repo_does_not_nest_one(tmp_path: Path) -> None:
-    _git(tmp_path, "init", "-q")
-    dest = tmp_path / "kernels" / "img2gray"
-    init_project(dest)
-    assert not (dest / ".git").exists()
 
 
 def test_cli_init(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -69,13 +69,3 @@ def test_tokens(tmp_path: Path) -> None:
     f.write_text("short\n")
     with pytest.raises(Exception, match="token 1 is shorter"):
         read_token_file(f)
-
-
-def test_serve_stack_is_not_imported_by_kernelkit_or_its_cli() -> None:
-    import subprocess
-    import sys
-
-    code = ("import sys, kernelkit, kernelkit.cli.main as m; m.build_parser(); "
-            "print(sorted({n.split('.')[0] for n in sys.modules} & {'starlette', 'uvicorn'}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
