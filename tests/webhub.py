@@ -21,7 +21,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from kernelkit.hub.local import LocalGitHub
-from kernelkit.hub.publish import upload
+from kernelkit.publish.upload import upload
 from kernelkit.serve.store import SETTINGS_FILE
 from tests.helpers import make_bench_project, make_variant
 

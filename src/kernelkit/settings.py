@@ -206,40 +206,39 @@ class Passed(Setting):
     kind = "passed on"
 
 
-_CACHE = "`~/.cache/kernelkit`"
-
 # --- where things are kept ------------------------------------------------------------------
 XDG_CACHE_HOME = PathSetting(
     "XDG_CACHE_HOME", default="`~/.cache`", read_by="`util/paths.py`",
     doc="the base of every default below (`<it>/kernelkit/...`)")
 KERNELKIT_HUB_DIR = PathSetting(
-    "KERNELKIT_HUB_DIR", default=f"{_CACHE}/hub", read_by="`util/paths.py`",
+    "KERNELKIT_HUB_DIR", default="`~/.cache/kernelkit/hub`", read_by="`util/paths.py`",
     doc="the directory hub used when `KERNELKIT_HUB` and `--hub` are unset")
 KERNELKIT_CACHE = PathSetting(
-    "KERNELKIT_CACHE", default=f"{_CACHE}/kernels", read_by="`util/paths.py`",
+    "KERNELKIT_CACHE", default="`~/.cache/kernelkit/kernels`", read_by="`util/paths.py`",
     doc="the loader's cache (and git remotes' mirrors)")
 KERNELKIT_ENVS = PathSetting(
-    "KERNELKIT_ENVS", default=f"{_CACHE}/envs", read_by="`util/paths.py`",
+    "KERNELKIT_ENVS", default="`~/.cache/kernelkit/envs`", read_by="`util/paths.py`",
     doc="pinned build environments, one per variant")
 KERNELKIT_CCACHE = Flag(
     "KERNELKIT_CCACHE", default=True, read_by="`util/paths.py`",
     doc="the compiler cache (ccache) in front of the compilers")
 KERNELKIT_CCACHE_DIR = PathSetting(
-    "KERNELKIT_CCACHE_DIR", default=f"`CCACHE_DIR`, else {_CACHE}/ccache",
+    "KERNELKIT_CCACHE_DIR", default="`CCACHE_DIR`, else `~/.cache/kernelkit/ccache`",
     read_by="`util/paths.py`", doc="the compiler cache's directory")
 CCACHE_DIR = PathSetting(
-    "CCACHE_DIR", default=f"{_CACHE}/ccache", read_by="`util/paths.py`",
+    "CCACHE_DIR", default="`~/.cache/kernelkit/ccache`", read_by="`util/paths.py`",
     doc="ccache's own variable, used when `KERNELKIT_CCACHE_DIR` is unset")
 KERNELKIT_CCACHE_REMOTE = RemoteStorage(
     "KERNELKIT_CCACHE_REMOTE", default="none", read_by="`builder/caches/compiler_cache.py`",
     doc="ccache remote storage shared between machines (`file:`, `http:`, `redis:` ...); "
         "checked before any variant starts")
 KERNELKIT_CONFIGURE_CACHE = PathOrOff(
-    "KERNELKIT_CONFIGURE_CACHE", default=f"{_CACHE}/configure",
+    "KERNELKIT_CONFIGURE_CACHE", default="`~/.cache/kernelkit/configure`",
     read_by="`builder/caches/configure_cache.py`",
     doc="configured CMake trees and compiler identifications kept between builds")
 KERNELKIT_PROBE_CACHE = PathOrOff(
-    "KERNELKIT_PROBE_CACHE", default=f"{_CACHE}/probe", read_by="`builder/toolchain/probe.py`",
+    "KERNELKIT_PROBE_CACHE", default="`~/.cache/kernelkit/probe`",
+    read_by="`builder/toolchain/probe.py`",
     doc="answers of the torch probe per unchanged interpreter")
 
 # --- the hub --------------------------------------------------------------------------------
