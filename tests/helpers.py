@@ -124,6 +124,32 @@ def to_zip_layout(variant_dir: Path) -> Path:
     return variant_dir
 
 
+
+def build_files(build: Path, prefix: str = "build") -> dict[str, Path]:
+    """Every file under BUILD (a ``build/`` directory, or one variant's directory with
+    ``prefix="build/<variant>"``), keyed by its path in a hub repository: what
+    ``Hub.publish`` takes."""
+    return {f"{prefix}/{p.relative_to(build).as_posix()}": p
+            for p in sorted(build.rglob("*")) if p.is_file()}
+
+
+def publish_build(hub: Any, repo_id: str, branch: str, build: Path) -> str:
+    """Publish BUILD as the repository's whole ``build/`` tree on BRANCH (older variants
+    removed, as ``kernelkit upload`` does); returns the commit."""
+    return str(hub.publish(repo_id, branch, build_files(build), delete_prefixes=("build/",)))
+
+
+def git(cwd: Path, *args: str) -> str:
+    """``git ARGS`` in CWD as a test author (name and e-mail set); stdout, stripped."""
+    return subprocess.run(["git", "-c", "user.email=t@e", "-c", "user.name=t", *args], cwd=cwd,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def hub_git(hub: Any, repo_id: str, *args: str) -> str:
+    """``git ARGS`` in a local hub's bare repository of REPO_ID; stdout, stripped."""
+    return subprocess.run(["git", f"--git-dir={hub.repo_path(repo_id)}", *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
 def upstream_examples_dir() -> Path | None:
     """Upstream's example projects (``shared/upstream-examples`` next to the checkout or above
     it, or ``$KERNELKIT_UPSTREAM_EXAMPLES``); ``None`` when absent."""
@@ -134,6 +160,26 @@ def upstream_examples_dir() -> Path | None:
     candidates = [Path(env)] if env else [p / "shared" / "upstream-examples"
                                           for p in (root, *root.parents)]
     return next((c for c in candidates if c.is_dir()), None)
+
+
+UPSTREAM_EXAMPLES_MISSING = ("needs upstream's example projects: shared/upstream-examples next "
+                             "to the checkout (or above it), or $KERNELKIT_UPSTREAM_EXAMPLES")
+
+
+def upstream_example(name: str, dest: Path | None = None) -> Path:
+    """Upstream example NAME (skips the test, with one message, when the corpus is absent);
+    copied to DEST when given, so the test can change or build it."""
+    import shutil
+
+    import pytest
+
+    root = upstream_examples_dir()
+    if root is None or not (root / name / "build.toml").is_file():
+        pytest.skip(f"{UPSTREAM_EXAMPLES_MISSING} (example {name})")
+    if dest is None:
+        return root / name
+    shutil.copytree(root / name, dest)
+    return dest
 
 
 LAYERS_INIT = '''\

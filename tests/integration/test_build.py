@@ -22,6 +22,7 @@ from kernelkit.builder.compile.provenance import build_id
 from kernelkit.builder.toolchain.probe import probe_python
 from kernelkit.errors import BuildError, NotBuildableError
 from kernelkit.manifest import load_manifest
+from tests.helpers import git
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = Path(__file__).resolve().parents[1] / "data" / "projects" / "addone"
@@ -35,10 +36,6 @@ ALLOWED_NEEDED = re.compile(
     r"libgcc_s\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|"
     r"ld-linux-(x86-64|aarch64)\.so\.[12])$")
 
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@e", "-c", "user.name=t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout.strip()
 
 
 def copy_project(dest: Path, *, with_git: bool = True) -> Path:

@@ -19,15 +19,12 @@ from kernelkit.builder.compile.events import BuildResult
 from kernelkit.builder.compile.namespace_units import EVERY_UNIT, namespace_units
 from kernelkit.builder.compile.provenance import git_state, project_git_state
 from kernelkit.manifest import load_manifest
+from tests.helpers import git
 
 PYTHON = Path(sys.executable)
 ID_UNIT = "cmake/kernelkit_ops_id.c"
 KERNEL = "img2gray_cpu/img2gray_cpu.cpp"
 
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@e", "-c", "user.name=t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout.strip()
 
 
 def build_cpu(project: Path, out: Path | None = None) -> BuildResult:

@@ -19,7 +19,7 @@ from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader import api
 from kernelkit.loader.cache_admin import tree_size
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant, run_cli
+from tests.helpers import make_variant, publish_build, run_cli
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 REPO = "kernels-community/demo"
@@ -35,9 +35,7 @@ def publish(hub: LocalGitHub, tmp: Path, branch: str = "v1", factor: float = 2.0
     build = tmp / f"build-{uuid.uuid4().hex[:8]}"
     make_variant(build, HOST, uid=uuid.uuid4().hex[:7], factor=factor)
     make_variant(build, "torch-cuda", uid=uuid.uuid4().hex[:7], factor=factor)
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(REPO, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, REPO, branch, build)
 
 
 @pytest.fixture

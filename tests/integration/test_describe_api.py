@@ -13,7 +13,7 @@ from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant
+from tests.helpers import build_files, make_variant
 
 HOST = str(detect_system().arch_variant())
 REPO = "acme/described"
@@ -60,8 +60,7 @@ def test_hub_newest_version_by_default_and_pinned_ones(tmp_path: Path) -> None:
     for major, functions in ((1, ("scale",)), (2, ("scale", "scale_v2"))):
         build = tmp_path / f"v{major}" / "build"
         variant(build, HOST, uid=f"da1a00{major}", functions=functions)
-        files = {f"build/{p.relative_to(build).as_posix()}": p
-                 for p in sorted(build.rglob("*")) if p.is_file()}
+        files = build_files(build)
         commits[major] = hub.publish(REPO, f"v{major}", files)
     latest = json.loads(kernelkit("describe-api", REPO, "--hub", str(hub.root), "--json").stdout)
     assert [f["name"] for f in latest["functions"]] == ["scale", "scale_v2"]

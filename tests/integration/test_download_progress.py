@@ -30,7 +30,7 @@ from kernelkit.loader.progress import (
     use_progress_reporter,
 )
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant
+from tests.helpers import build_files, make_variant
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 BIG = 20 * 2**20
@@ -42,8 +42,7 @@ def publish(hub: LocalGitHub, tmp: Path, repo_id: str, big: bool) -> str:
     if big:
         (vdir / "weights.bin").write_bytes(os.urandom(BIG))
         seal_variant(vdir, Metadata.read(vdir / "metadata.json"))
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     return hub.publish(repo_id, "main", files, delete_prefixes=("build/",))
 
 

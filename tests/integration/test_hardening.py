@@ -33,7 +33,7 @@ from kernelkit.hub.local import LocalGitHub  # noqa: E402
 from kernelkit.loader import api  # noqa: E402
 from kernelkit.loader.cache import RepoCache  # noqa: E402
 from kernelkit.variants.host import detect_system  # noqa: E402
-from tests.helpers import make_variant  # noqa: E402
+from tests.helpers import make_variant, publish_build  # noqa: E402
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,9 +46,7 @@ def uid() -> str:
 def publish(hub: LocalGitHub, tmp: Path, repo_id: str, branch: str, **kwargs: Any) -> str:
     build = tmp / f"build-{uuid.uuid4().hex[:8]}"
     make_variant(build, HOST, **{"uid": uid(), **kwargs})
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, repo_id, branch, build)
 
 
 def cli(*args: str, env: dict[str, str] | None = None,

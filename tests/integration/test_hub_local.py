@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
 import threading
 from pathlib import Path
 
@@ -12,13 +11,10 @@ import pytest
 from kernelkit.errors import HubError, RevisionNotFoundError
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.port import Hub
+from tests.helpers import hub_git
 
 REPO = "acme/demo"
 
-
-def git(hub: LocalGitHub, *args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={hub.repo_path(REPO)}", *args], check=True,
-                          capture_output=True, text=True).stdout
 
 
 def files_of(tmp: Path, contents: dict[str, bytes]) -> dict[str, Path]:
@@ -29,11 +25,6 @@ def files_of(tmp: Path, contents: dict[str, bytes]) -> dict[str, Path]:
         p.write_bytes(data)
         out[repo_path] = p
     return out
-
-
-@pytest.fixture
-def hub(tmp_path: Path) -> LocalGitHub:
-    return LocalGitHub(tmp_path / "hub")
 
 
 def test_is_a_hub(hub: LocalGitHub) -> None:
@@ -47,8 +38,8 @@ def test_two_versions_tags_and_resolution(hub: LocalGitHub, tmp_path: Path) -> N
     refs = hub.list_refs(REPO)
     assert refs.branches == {"v1": c1, "v2": c2} and refs.tags == {"v1.0.0": c1}
     # The repository is a real git repository: git itself agrees.
-    assert git(hub, "rev-parse", "v2").strip() == c2
-    assert git(hub, "show", "v1:build/torch-cpu/a.py") == "one"
+    assert hub_git(hub, REPO, "rev-parse", "v2").strip() == c2
+    assert hub_git(hub, REPO, "show", "v1:build/torch-cpu/a.py") == "one"
     for rev, want in (("v1", c1), ("v2", c2), ("v1.0.0", c1), (c2, c2), (c1[:7], c1), (c2[:4], c2)):
         assert hub.resolve(REPO, rev) == want
 
@@ -114,12 +105,12 @@ def test_delete_prefixes_and_no_op(hub: LocalGitHub, tmp_path: Path) -> None:
     c2 = hub.publish(REPO, "v1", files_of(tmp_path, {"build/a/keep.py": b"k2"}),
                      delete_prefixes=("build/a/",))
     assert [e.path for e in hub.list_files(REPO, c2)] == ["build/a/keep.py", "build/b/x"]
-    assert git(hub, "rev-parse", f"{c2}^").strip() == c1
+    assert hub_git(hub, REPO, "rev-parse", f"{c2}^").strip() == c1
     # Same content again: no new commit, the branch does not move.
     again = hub.publish(REPO, "v1", files_of(tmp_path, {"build/a/keep.py": b"k2"}),
                         delete_prefixes=("build/a/",))
     assert again == c2 and hub.resolve(REPO, "v1") == c2
-    assert git(hub, "rev-list", "--count", "v1").strip() == "2"
+    assert hub_git(hub, REPO, "rev-list", "--count", "v1").strip() == "2"
 
 
 def test_file_directory_clash_is_refused(hub: LocalGitHub, tmp_path: Path) -> None:
@@ -173,7 +164,7 @@ def test_concurrent_publishers_never_lose_updates(hub: LocalGitHub, tmp_path: Pa
         t.join()
     assert len(won) + len(lost) == 6 and won
     assert all("lost a race" in m and "run the upload again" in m for m in messages)
-    history = git(hub, "rev-list", "v1").split()
+    history = hub_git(hub, REPO, "rev-list", "v1").split()
     assert set(won) <= set(history) and len(history) == len(won) + 1
     names = {e.path for e in hub.list_files(REPO, hub.resolve(REPO, "v1"))}
     assert names == {"base"} | {f"f{c}" for c in range(6) if str(c) not in lost}

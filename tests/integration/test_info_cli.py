@@ -16,7 +16,7 @@ import pytest
 from kernelkit.errors import ExitCode
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant, run_cli
+from tests.helpers import make_variant, publish_build, run_cli
 from tests.upstream_run import require_upstream
 
 HOST = detect_system().arch_variant() or "torch-cpu"
@@ -27,9 +27,7 @@ def publish(hub: LocalGitHub, tmp: Path, repo_id: str, deps: tuple[dict[str, Any
     build = tmp / f"build-{uuid.uuid4().hex[:8]}"
     make_variant(build, HOST, uid=uuid.uuid4().hex[:7], name=repo_id.split("/")[1],
                  kernel_depends=deps, python_depends=python, kernels_minver=(0, 19, 0))
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, repo_id, branch, build)
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from kernelkit.layers import (
 )
 from kernelkit.layers.decorators import use_kernelized_func
 from kernelkit.variants.host import detect_system
+from tests.helpers import build_files
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 LOGGER = "kernelkit.layers"
@@ -350,8 +351,7 @@ def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setenv("KERNELKIT_HUB", str(tmp_path / "hub"))
     hub = LocalGitHub(tmp_path / "hub")
     build = make_layer_kernel(tmp_path / "src") / "build"
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     sha = hub.publish("kernels-community/act-demo", "v1", files, delete_prefixes=("build/",))
     return {"hub": hub, "sha": sha, "tmp": tmp_path}
 
@@ -374,8 +374,7 @@ def test_untrusted_layer_repository_is_refused(hub_env: dict[str, Any]) -> None:
     from kernelkit.hub.local import LocalGitHub
 
     build = make_layer_kernel(hub_env["tmp"] / "src2") / "build"
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     LocalGitHub(hub_env["tmp"] / "hub").publish("someone/act-demo", "v1", files,
                                                 delete_prefixes=("build/",))
     register_kernel_mapping({"SiluAndMul": {"cpu": LayerRepository(

@@ -20,7 +20,7 @@ from kernelkit.hub.local import LocalGitHub  # noqa: E402
 from kernelkit.loader import api  # noqa: E402
 from kernelkit.loader.cache import RepoCache  # noqa: E402
 from kernelkit.variants.host import InvalidBackendError, detect_system  # noqa: E402
-from tests.helpers import loaded_id, make_variant  # noqa: E402
+from tests.helpers import loaded_id, make_variant, publish_build  # noqa: E402
 
 REPO = "kernels-community/demo"
 
@@ -61,9 +61,7 @@ def publish(hub: LocalGitHub, tmp: Path, repo_id: str, branch: str,
 
 
 def publish_dir(hub: LocalGitHub, repo_id: str, branch: str, build: Path) -> str:
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, repo_id, branch, build)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 from kernelkit.errors import ExitCode
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant
+from tests.helpers import build_files, make_variant
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 
@@ -25,8 +25,7 @@ def test_variants_hub_and_local(tmp_path: Path) -> None:
     build = tmp_path / "proj" / "build"
     make_variant(build, HOST, uid="c11a001")
     make_variant(build, "torch-cuda", uid="c11a002")
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     LocalGitHub(tmp_path / "hub").publish("acme/demo", "v1", files)
     env = {"KERNELKIT_CACHE": str(tmp_path / "cache")}
 

@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader.cache import RepoCache
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant
+from tests.helpers import build_files, make_variant
 
 REPO = "kernels-community/demo"
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -55,8 +55,7 @@ def published(tmp_path: Path) -> dict[str, Any]:
     hub = LocalGitHub(tmp_path / "hub")
     build = tmp_path / "build"
     make_variant(build, HOST, uid=uuid.uuid4().hex[:7], factor=2.0)
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     commit = hub.publish(REPO, "v1", files)
     env = {"KERNELKIT_CACHE": str(tmp_path / "cache"), "KERNELKIT_HUB": str(tmp_path / "hub")}
     return {"hub": hub, "commit": commit, "env": env, "cache": tmp_path / "cache"}

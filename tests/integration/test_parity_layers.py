@@ -35,7 +35,7 @@ from kernelkit.layers import (  # noqa: E402
 )
 from kernelkit.layers.mapping import current_mapping  # noqa: E402
 from kernelkit.variants.host import detect_system  # noqa: E402
-from tests.helpers import make_layers_variant  # noqa: E402
+from tests.helpers import build_files, make_layers_variant  # noqa: E402
 from tests.upstream_run import require_upstream  # noqa: E402
 
 HOST = detect_system().arch_variant() or "torch-cpu"
@@ -211,8 +211,7 @@ def locked_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str,
     hub = LocalGitHub(tmp_path / "hub")
     build = tmp_path / "src" / "build"
     make_layers_variant(build, HOST, uid=uuid.uuid4().hex[:7])
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     sha = hub.publish("kernels-community/act-layers", "v1", files, delete_prefixes=("build/",))
     hub.tag("kernels-community/act-layers", "v1.0.0", sha)
     project = tmp_path / "app"

@@ -26,7 +26,7 @@ from kernelkit.hub.local import LocalGitHub  # noqa: E402
 from kernelkit.loader import api  # noqa: E402
 from kernelkit.loader.compat import KERNELS_COMPAT_VERSION  # noqa: E402
 from kernelkit.variants.host import detect_system  # noqa: E402
-from tests.helpers import make_variant  # noqa: E402
+from tests.helpers import build_files, make_variant  # noqa: E402
 from tests.upstream_run import run_upstream  # noqa: E402
 
 HOST = detect_system().arch_variant() or "torch-cpu"
@@ -158,8 +158,7 @@ def via_dep(x):
 def publish_kernel(hub: LocalGitHub, tmp: Path, repo_id: str, **kwargs: Any) -> str:
     build = tmp / f"build-{uuid.uuid4().hex[:8]}"
     make_variant(build, HOST, uid=uid(), name=repo_id.split("/")[1], **kwargs)
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
+    files = build_files(build)
     return hub.publish(repo_id, "v1", files, delete_prefixes=("build/",))
 
 

@@ -20,17 +20,15 @@ from kernelkit.builder.api import build
 from kernelkit.check import check_build
 from kernelkit.check.elf import read_elf
 from kernelkit.loader.api import get_local_kernel
+from tests.helpers import UPSTREAM_EXAMPLES_MISSING, upstream_examples_dir
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = next((p for p in (Path(os.environ.get("KERNELKIT_UPSTREAM_EXAMPLES", "/nonexistent")),
-                             ROOT.parent / "shared" / "upstream-examples",
-                             ROOT.parents[1] / "shared" / "upstream-examples") if p.is_dir()),
-                None)
+EXAMPLES = upstream_examples_dir()
 STABLE = "torch-stable-abi211-cpu-x86_64-linux"
 TVM = "tvm-ffi01-cpu-x86_64-linux"
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(EXAMPLES is None, reason="needs ../shared/upstream-examples")]
+              pytest.mark.skipif(EXAMPLES is None, reason=UPSTREAM_EXAMPLES_MISSING)]
 
 
 def _copy_project(name: str, dest: Path) -> Path:

@@ -18,7 +18,7 @@ from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import HubError, IntegrityError, KernelkitError
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.publish.upload import upload
-from tests.helpers import make_variant
+from tests.helpers import hub_git, make_variant
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hub" / "demo"
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,15 +33,6 @@ def project(tmp_path: Path) -> Path:
     shutil.copytree(DATA, proj)
     return proj
 
-
-@pytest.fixture
-def hub(tmp_path: Path) -> LocalGitHub:
-    return LocalGitHub(tmp_path / "hub")
-
-
-def git(hub: LocalGitHub, *args: str) -> str:
-    return subprocess.run(["git", f"--git-dir={hub.repo_path(REPO)}", *args], check=True,
-                          capture_output=True, text=True).stdout.strip()
 
 
 def paths(hub: LocalGitHub, commit: str) -> set[str]:
@@ -105,7 +96,7 @@ def test_reupload_replaces_variant_wholly_and_keeps_others(tmp_path: Path,
     assert f"build/{CPU}/stale.py" not in got and f"build/{CPU}/sub/old.json" not in got
     assert f"build/{CPU}/new.py" in got
     assert {f"build/{CUDA}/__init__.py", f"build/{CUDA}/metadata.json"} <= got  # kept
-    assert git(hub, "rev-parse", f"{r2.commit}^") == r1.commit
+    assert hub_git(hub, REPO, "rev-parse", f"{r2.commit}^") == r1.commit
 
 
 def test_new_branch_holds_only_what_is_uploaded(tmp_path: Path, hub: LocalGitHub) -> None:
@@ -118,10 +109,10 @@ def test_new_branch_holds_only_what_is_uploaded(tmp_path: Path, hub: LocalGitHub
 def test_noop_reupload_makes_no_commit(project: Path, hub: LocalGitHub) -> None:
     make_variant(project / "build", CPU)
     r1 = upload(project, hub)
-    count = git(hub, "rev-list", "--count", "--all")
+    count = hub_git(hub, REPO, "rev-list", "--count", "--all")
     r2 = upload(project, hub)
     assert not r2.changed and r2.commit == r1.commit
-    assert git(hub, "rev-list", "--count", "--all") == count
+    assert hub_git(hub, REPO, "rev-list", "--count", "--all") == count
 
 
 def test_tampered_tree_is_refused(project: Path, hub: LocalGitHub) -> None:
@@ -246,6 +237,6 @@ def test_killed_upload_leaves_the_hub_readable(tmp_path: Path, hub: LocalGitHub)
                    capture_output=True)
     # A retry publishes the new tree on top of the old commit.
     retry = upload(new_build, LocalGitHub(hub.root), repo_id=REPO)
-    assert retry.changed and git(hub, "rev-parse", f"{retry.commit}^") == old.commit
+    assert retry.changed and hub_git(hub, REPO, "rev-parse", f"{retry.commit}^") == old.commit
     got = reader.read_file(REPO, retry.commit, f"build/{CPU}/data/0599.bin")
     assert got == (new_build / CPU / "data" / "0599.bin").read_bytes()

@@ -29,22 +29,15 @@ from typing import Any
 import pytest
 
 from kernelkit.artifact.metadata import Metadata
+from tests.helpers import UPSTREAM_EXAMPLES_MISSING, upstream_examples_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _examples_dir() -> Path | None:
-    env = os.environ.get("KERNELKIT_UPSTREAM_EXAMPLES")
-    candidates = [Path(env)] if env else [p / "shared" / "upstream-examples"
-                                          for p in (ROOT, *ROOT.parents)]
-    return next((c for c in candidates if c.is_dir()), None)
-
-
-EXAMPLES = _examples_dir()
+EXAMPLES = upstream_examples_dir()
 
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(EXAMPLES is None, reason="needs shared/upstream-examples next "
-                                 "to the checkout (or $KERNELKIT_UPSTREAM_EXAMPLES)")]
+              pytest.mark.skipif(EXAMPLES is None, reason=UPSTREAM_EXAMPLES_MISSING)]
 
 
 def _cuda_torch() -> bool:

@@ -6,7 +6,6 @@ skipped where that corpus or the toolchain is absent. Real CMake + ninja + gcc/n
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -16,23 +15,13 @@ import pytest
 
 from kernelkit.builder.api import build
 from kernelkit.check import check_build
+from tests.helpers import upstream_example
 
-_HERE = Path(__file__).resolve()
-# ../shared/upstream-examples next to the checkout (or next to the worktrees' parent).
-EXAMPLES = Path(os.environ.get("KERNELKIT_UPSTREAM_EXAMPLES") or next(
-    (p for p in (_HERE.parents[3] / "shared" / "upstream-examples",
-                 _HERE.parents[4] / "shared" / "upstream-examples") if p.is_dir()),
-    _HERE.parents[3] / "shared" / "upstream-examples"))
 CUDA_ENVS = Path.home() / ".cache" / "kernelkit" / "test-envs"
 
 
 def _example(name: str, tmp_path: Path) -> Path:
-    src = EXAMPLES / name
-    if not (src / "build.toml").is_file():
-        pytest.skip(f"upstream example {name} not available at {EXAMPLES}")
-    dest = tmp_path / name
-    shutil.copytree(src, dest)
-    return dest
+    return upstream_example(name, tmp_path / name)
 
 
 def _cuda_python() -> Path:

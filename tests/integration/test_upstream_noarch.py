@@ -21,27 +21,17 @@ import pytest
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import ExitCode
 from kernelkit.variants.host import detect_system
+from tests.helpers import upstream_example, upstream_examples_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _examples_dir() -> Path | None:
-    env = os.environ.get("KERNELKIT_UPSTREAM_EXAMPLES")
-    candidates = [Path(env)] if env else [p / "shared" / "upstream-examples"
-                                          for p in ROOT.parents]
-    return next((c for c in candidates if c.is_dir()), None)
-
-
-EXAMPLES = _examples_dir()
+EXAMPLES = upstream_examples_dir()
 
 
 def example(name: str, tmp_path: Path) -> Path:
     """A committed copy of upstream example ``name`` (skip when the corpus is absent)."""
-    if EXAMPLES is None or not (EXAMPLES / name).is_dir():
-        pytest.skip(f"upstream example {name} not found (no shared/upstream-examples next to the "
-                    "checkout and no $KERNELKIT_UPSTREAM_EXAMPLES)")
-    dest = tmp_path / name
-    shutil.copytree(EXAMPLES / name, dest)
+    dest = upstream_example(name, tmp_path / name)
     ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
     subprocess.run(["git", "init", "-q", str(dest)], check=True)
     subprocess.run(["git", "-C", str(dest), "add", "-A"], check=True)

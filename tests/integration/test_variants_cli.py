@@ -17,7 +17,7 @@ import pytest
 from kernelkit.errors import ExitCode
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant, run_cli
+from tests.helpers import make_variant, publish_build, run_cli
 from tests.upstream_run import require_upstream
 
 HOST = detect_system().arch_variant() or "torch-cpu"
@@ -42,9 +42,7 @@ def publish(hub: LocalGitHub, tmp: Path, branch: str, variants: tuple[str, ...])
     build = tmp / f"build-{uuid.uuid4().hex[:8]}"
     for v in variants:
         make_variant(build, v, uid=uuid.uuid4().hex[:7])
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(REPO, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, REPO, branch, build)
 
 
 @pytest.fixture

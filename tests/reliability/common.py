@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit.hub.local import LocalGitHub
-from tests.helpers import make_variant
+from tests.helpers import make_variant, publish_build
 
 #: What a run counted, by title (``kill -9 injections``: {"download": 12, ...}), written by
 #: the tests and shown after the run by ``pytest_terminal_summary`` in conftest.py.
@@ -85,9 +85,7 @@ def variant_tree(root: Path, *, version: int = 1, factor: float = 2.0,
 
 def publish_tree(hub: LocalGitHub, repo_id: str, branch: str, root: Path) -> str:
     build = root / "build"
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(repo_id, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, repo_id, branch, build)
 
 
 def git_fsck(git_dir: Path) -> None:
