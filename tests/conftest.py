@@ -44,6 +44,7 @@ def isolated_settings(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("KERNELKIT_HUB_DIR", str(root / "hub"))
     monkeypatch.setenv("KERNELKIT_CACHE", str(root / "cache"))
     monkeypatch.setenv("KERNELKIT_ENVS", str(root / "envs"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "config"))  # no user trust policy or key
     return root
 
 

@@ -21,7 +21,8 @@ code  name                raised for
 3     NOT_FOUND           a kernel, revision, version, variant or module that is not there
 4     INTEGRITY           :class:`IntegrityError` (digest or lock hash mismatch)
 5     OFFLINE             :class:`OfflineError`: offline and not in the cache
-6     TRUST               :class:`TrustError`: a publisher the user has not trusted
+6     TRUST               :class:`TrustError`: a publisher the user has not trusted;
+                          :class:`SignatureError`: a signature the trust policy refuses
 7     BUILD               :class:`BuildError`, :class:`NotBuildableError`
 8     INVALID_INPUT       a missing or malformed input file: build.toml, metadata.json,
                           kernels.lock, a template, ``LOCAL_KERNELS`` (``InputFileError``:
@@ -374,6 +375,28 @@ class TrustError(KernelkitError):
     """A kernel from a publisher the user has not trusted was asked for without consent."""
 
 
+class SignatureError(TrustError):
+    """A variant's signature is missing, invalid, by an identity the trust policy does not
+    accept for its publisher, or by a revoked key (``kernelkit.signing``); nothing of it was
+    imported. ``kernel`` and ``variant`` name it, ``expected`` the identities that would have
+    been accepted, ``found`` what was there (a signer identity, ``unsigned``, ``invalid``)."""
+
+    def __init__(self, *, kernel: str, variant: str, reason: str, expected: Sequence[str],
+                 found: str, hint: str | None = None) -> None:
+        self.kernel = kernel
+        self.variant = variant
+        self.reason = reason
+        self.expected = tuple(expected)
+        self.found = found
+        want = ", ".join(self.expected) if self.expected else "none (no identity is trusted)"
+        super().__init__(f"kernel {kernel} variant {variant}: {reason}; expected a signature by "
+                         f"{want}", hint=hint)
+
+
+class SigningKeyError(KernelkitError):
+    """A signing key, public key or trust policy file cannot be read or used."""
+
+
 class OfflineError(KernelkitError):
     """Offline mode is on and what was asked for is not in the cache."""
 
@@ -595,6 +618,7 @@ EXIT_CODES: dict[type[KernelkitError], ExitCode] = {
     LockError: ExitCode.INVALID_INPUT,
     TemplateError: ExitCode.INVALID_INPUT,
     LocalKernelsError: ExitCode.INVALID_INPUT,
+    SigningKeyError: ExitCode.INVALID_INPUT,
     BenchmarkNotFoundError: ExitCode.NOT_FOUND,
     BenchmarkScriptError: ExitCode.INVALID_INPUT,
 }

@@ -283,6 +283,29 @@ KERNELKIT_PROGRESS_MIN_BYTES = Count(
     "KERNELKIT_PROGRESS_MIN_BYTES", default=16 * 1024 * 1024, unit="bytes", example=16777216,
     read_by="`loader/progress.py`", doc="downloads smaller than this report no progress")
 
+# --- signatures (docs/security.md, "Signed kernels") -----------------------------------------
+XDG_CONFIG_HOME = PathSetting(
+    "XDG_CONFIG_HOME", default="`~/.config`", read_by="`util/paths.py`",
+    doc="the base of the trust policy's and the signing key's default paths "
+        "(`<it>/kernelkit/...`)")
+KERNELKIT_TRUST_POLICY = PathSetting(
+    "KERNELKIT_TRUST_POLICY", default="`~/.config/kernelkit/trust.toml` when it exists",
+    read_by="`loader/settings.py`",
+    doc="the trust policy: who may publish per organisation, revoked keys (named but missing: "
+        "an error)")
+KERNELKIT_REQUIRE_SIGNED = Flag(
+    "KERNELKIT_REQUIRE_SIGNED", default=False, read_by="`loader/settings.py`",
+    doc="every kernel loaded must carry a signature the trust policy accepts "
+        "(`require_signature=` wins)")
+KERNELKIT_SIGSTORE_TRUSTED_ROOT = PathSetting(
+    "KERNELKIT_SIGSTORE_TRUSTED_ROOT", default="sigstore's public-good root",
+    read_by="`loader/settings.py`",
+    doc="a Sigstore trusted root JSON for verifying `metadata.json.sigstore` offline")
+KERNELKIT_SIGNING_KEY = Text(
+    "KERNELKIT_SIGNING_KEY", default="none", read_by="`cli/cmd_sign.py`",
+    doc="a private signing key's PEM text (a CI secret) for `kernelkit sign`/`upload --sign` "
+        "(never logged)")
+
 # --- layers ---------------------------------------------------------------------------------
 DISABLE_KERNEL_MAPPING = Flag(
     "DISABLE_KERNEL_MAPPING", default=False, read_by="`layers/kernelize.py`", strict=True,

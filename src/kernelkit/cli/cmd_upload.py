@@ -35,6 +35,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--create-pr", action="store_true",
                    help="open pull requests instead of moving the branches (Hugging Face Hub "
                    "API only)")
+    p.add_argument("--sign", action="store_true",
+                   help="sign every variant first (`kernelkit sign`) and publish the signatures")
+    from kernelkit.cli.cmd_sign import add_key_argument
+
+    add_key_argument(p)
     p.add_argument("--output-json", type=Path, metavar="PATH",
                    help="also write the result as JSON to PATH ('-': standard output)")
     p.set_defaults(func=run)
@@ -52,11 +57,16 @@ def run(args: argparse.Namespace) -> int:
                                  hint="use --hub hf (with HF_ENDPOINT for a `kernelkit serve` "
                                       "hub), or drop --private")
         hub.private = True
+    key = None
+    if args.sign or args.key is not None:
+        from kernelkit.cli.cmd_sign import signing_key
+
+        key = signing_key(args.key)  # before anything is published
     to_file = args.output_json is not None and str(args.output_json) != "-"
     reserved = reserve_output(args.output_json) if to_file else None  # before publishing
     try:
         result = upload(args.path, hub, repo_id=args.repo_id, branch=args.branch, tag=args.tag,
-                        message=args.message, create_pr=args.create_pr)
+                        message=args.message, create_pr=args.create_pr, sign_key=key)
     except BaseException:
         if reserved is not None:
             reserved.unlink(missing_ok=True)

@@ -56,6 +56,7 @@ def get_kernel(
     check_arch: bool = True,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
+    require_signature: bool | None = None,
 ) -> ModuleType:
     """Load a kernel from the hub: pick the variant for this machine, download and verify it
     once into the cache, import it under its unique module name.
@@ -68,7 +69,12 @@ def get_kernel(
     ``check_arch`` (default on, as upstream): refuse a build whose ``backend.archs`` do not
     cover the current GPU (``UnsupportedArchError``); pass ``False`` for a kernel whose declared
     archs are incomplete (a Triton fallback). The kernel's ``kernel-depends`` are loaded
-    first, from the same hub, with the same trust and ``check_arch``.
+    first, from the same hub, with the same trust, ``check_arch`` and ``require_signature``.
+
+    Signatures (docs/security.md): a kernel whose organisation the trust policy lists
+    (``KERNELKIT_TRUST_POLICY``) must be signed by one of its identities; with
+    ``require_signature=True`` (default: ``KERNELKIT_REQUIRE_SIGNED``) every kernel must be
+    (``SignatureError`` before anything of it is imported).
 
     A download of at least 16 MiB (``KERNELKIT_PROGRESS_MIN_BYTES``) reports its progress:
     one ``INFO`` record on the ``kernelkit.download`` logger when it ends (the library draws
@@ -92,16 +98,22 @@ def get_kernel(
     trust(repo_id)  # before any hub call: an untrusted repository downloads nothing
     variant_dir, resolved = _install(repo_id, revision, version, backend, hub, settings,
                                      offline=settings.offline, trust=trust)
+    from kernelkit.loader.signatures import check_signature
+
+    check_signature(variant_dir, resolved.repo_id, settings=settings, require=require_signature,
+                    hub=LazyHub(hub, settings.open_hub), commit=resolved.commit)
     deps = hub_dependency_loader(resolved.repo_id, backend=backend,
                                  trust_remote_code=trust_remote_code, check_arch=check_arch,
-                                 hub=hub, cache_dir=cache_dir)
+                                 hub=hub, cache_dir=cache_dir,
+                                 require_signature=require_signature)
     return import_variant(variant_dir, RepoInfo(resolved.repo_id, resolved.commit),
                           check_arch=check_arch, load_deps=deps)
 
 
 def hub_dependency_loader(root: str, *, backend: str | None,
                           trust_remote_code: bool | Sequence[str], check_arch: bool,
-                          hub: Hub | None, cache_dir: Path | None) -> LoadDeps:
+                          hub: Hub | None, cache_dir: Path | None,
+                          require_signature: bool | None = None) -> LoadDeps:
     """What loads the ``kernel-depends`` of ``root``: ``get_kernel`` of each, depth first."""
 
     def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
@@ -111,7 +123,8 @@ def hub_dependency_loader(root: str, *, backend: str | None,
             root, kernel_dependencies(metadata, variant_dir / "metadata.json"),
             lambda dep: get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
                                    backend=backend, trust_remote_code=trust_remote_code,
-                                   check_arch=check_arch, hub=hub, cache_dir=cache_dir))
+                                   check_arch=check_arch, hub=hub, cache_dir=cache_dir,
+                                   require_signature=require_signature))
 
     return load
 

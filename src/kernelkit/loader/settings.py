@@ -14,16 +14,20 @@ from kernelkit.settings import (
     HF_HUB_OFFLINE,
     KERNELKIT_HUB,
     KERNELKIT_OFFLINE,
+    KERNELKIT_REQUIRE_SIGNED,
+    KERNELKIT_SIGSTORE_TRUSTED_ROOT,
+    KERNELKIT_TRUST_POLICY,
     KERNELKIT_TRUSTED_PUBLISHERS,
     LOCAL_KERNELS,
     process_environ,
 )
-from kernelkit.util.paths import default_cache_dir
+from kernelkit.util.paths import default_cache_dir, user_config_dir
 from kernelkit.util.publishers import DEFAULT_TRUSTED_PUBLISHERS as DEFAULT_TRUSTED_PUBLISHERS
 
 if TYPE_CHECKING:
     from kernelkit.hub.port import Hub
     from kernelkit.loader.progress import ProgressPlan
+    from kernelkit.signing.policy import TrustPolicy
 
 
 class Settings(NamedTuple):
@@ -36,6 +40,17 @@ class Settings(NamedTuple):
     local_kernels: str | None
     hub_spec: str | None
     env: Mapping[str, str]
+    #: the trust policy file (``KERNELKIT_TRUST_POLICY``, else ``~/.config/kernelkit/trust.toml``
+    #: when it exists); ``KERNELKIT_REQUIRE_SIGNED``; ``KERNELKIT_SIGSTORE_TRUSTED_ROOT``
+    trust_policy_path: Path | None = None
+    require_signed: bool = False
+    sigstore_trusted_root: Path | None = None
+
+    def trust_policy(self) -> TrustPolicy:
+        """The trust policy (read once per file version in a process; none: an empty one)."""
+        from kernelkit.signing.policy import EMPTY, cached_policy
+
+        return EMPTY if self.trust_policy_path is None else cached_policy(self.trust_policy_path)
 
     def open_hub(self) -> Hub:
         """Construct the configured hub (only when a hub call is really needed)."""
@@ -88,7 +103,9 @@ class Settings(NamedTuple):
 def read_settings(env: Mapping[str, str] | None = None, *,
                   cache_dir: Path | None = None) -> Settings:
     """Read ``KERNELKIT_CACHE``, ``KERNELKIT_OFFLINE``/``HF_HUB_OFFLINE``,
-    ``KERNELKIT_TRUSTED_PUBLISHERS``, ``LOCAL_KERNELS`` and ``KERNELKIT_HUB``."""
+    ``KERNELKIT_TRUSTED_PUBLISHERS``, ``LOCAL_KERNELS``, ``KERNELKIT_HUB`` and the signature
+    settings (``KERNELKIT_TRUST_POLICY``, ``KERNELKIT_REQUIRE_SIGNED``,
+    ``KERNELKIT_SIGSTORE_TRUSTED_ROOT``)."""
     env = dict(process_environ() if env is None else env)
     extra = KERNELKIT_TRUSTED_PUBLISHERS.read(env)
     return Settings(
@@ -100,5 +117,17 @@ def read_settings(env: Mapping[str, str] | None = None, *,
         local_kernels=LOCAL_KERNELS.read(env),
         hub_spec=KERNELKIT_HUB.read(env),
         env=env,
+        trust_policy_path=_trust_policy_path(env),
+        require_signed=KERNELKIT_REQUIRE_SIGNED.read(env),
+        sigstore_trusted_root=KERNELKIT_SIGSTORE_TRUSTED_ROOT.read(env),
     )
 
+
+def _trust_policy_path(env: Mapping[str, str]) -> Path | None:
+    """``KERNELKIT_TRUST_POLICY`` (must exist: a policy named but missing is an error when it
+    is read), else ``$XDG_CONFIG_HOME/kernelkit/trust.toml`` if there is one."""
+    named = KERNELKIT_TRUST_POLICY.read(env)
+    if named is not None:
+        return named
+    default = user_config_dir(env) / "trust.toml"
+    return default if default.is_file() else None

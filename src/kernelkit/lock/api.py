@@ -93,27 +93,33 @@ def locked_entry(repo_id: str, lockfile: Path | str | None) -> KernelLock:
 def get_locked_kernel(repo_id: str, *, lockfile: Path | str | None = None,
                       backend: str | None = None, check_arch: bool = True,
                       trust_remote_code: bool | list[str] = False, hub: Hub | None = None,
-                      cache_dir: Path | None = None) -> ModuleType:
+                      cache_dir: Path | None = None,
+                      require_signature: bool | None = None) -> ModuleType:
     """Load the locked commit of ``repo_id``, downloading this machine's variant if needed.
-    ``check_arch`` as for ``get_kernel``. Its ``kernel-depends`` load the same way: locked
-    ones at their locked commit, others by their version through ``get_kernel``
+    ``check_arch`` and ``require_signature`` as for ``get_kernel``; a signer recorded in
+    ``kernels.lock.hashes`` must have signed the variant. Its ``kernel-depends`` load the same
+    way: locked ones at their locked commit, others by their version through ``get_kernel``
     (``trust_remote_code`` applies to those)."""
     return load_locked(repo_id, LockedSet.read(lockfile), offline=False, backend=backend,
                        check_arch=check_arch, trust_remote_code=trust_remote_code, hub=hub,
-                       cache_dir=cache_dir)
+                       cache_dir=cache_dir, require_signature=require_signature)
 
 
 def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | None = None,
-                check_arch: bool = True, cache_dir: Path | None = None) -> ModuleType:
+                check_arch: bool = True, cache_dir: Path | None = None,
+                require_signature: bool | None = None) -> ModuleType:
     """Load the locked commit of ``repo_id`` from the cache alone: no hub, no network.
-    ``check_arch`` as for ``get_kernel``; its ``kernel-depends`` must be locked too."""
+    ``check_arch`` and ``require_signature`` as for ``get_kernel`` (signatures are verified
+    offline, from what the download recorded); its ``kernel-depends`` must be locked too."""
     return load_locked(repo_id, LockedSet.read(lockfile), offline=True, backend=backend,
-                       check_arch=check_arch, cache_dir=cache_dir)
+                       check_arch=check_arch, cache_dir=cache_dir,
+                       require_signature=require_signature)
 
 
 def load_locked(repo_id: str, locked: LockedSet, *, offline: bool, backend: str | None = None,
                 check_arch: bool = True, trust_remote_code: bool | list[str] = False,
-                hub: Hub | None = None, cache_dir: Path | None = None) -> ModuleType:
+                hub: Hub | None = None, cache_dir: Path | None = None,
+                require_signature: bool | None = None) -> ModuleType:
     """``get_locked_kernel`` (``offline=False``) or ``load_kernel`` (``offline=True``) over
     entries already read."""
     from kernelkit.loader.importer import RepoInfo, import_variant
@@ -121,11 +127,29 @@ def load_locked(repo_id: str, locked: LockedSet, *, offline: bool, backend: str 
     lock = locked.entry(repo_id)
     deps = _locked_dependency_loader(repo_id, locked, offline=offline, backend=backend,
                                      check_arch=check_arch, hub=hub, cache_dir=cache_dir,
-                                     trust_remote_code=trust_remote_code)
+                                     trust_remote_code=trust_remote_code,
+                                     require_signature=require_signature)
     variant_dir = (_installed_offline(lock, backend, cache_dir) if offline
                    else _installed_online(lock, backend, hub, cache_dir))
+    _check_locked_signature(variant_dir, lock, offline=offline, hub=hub, cache_dir=cache_dir,
+                            require=require_signature)
     return import_variant(variant_dir, RepoInfo(lock.repo_id, lock.sha), check_arch=check_arch,
                           load_deps=deps)
+
+
+def _check_locked_signature(variant_dir: Path, lock: KernelLock, *, offline: bool,
+                            hub: Hub | None, cache_dir: Path | None,
+                            require: bool | None) -> None:
+    """The trust policy, and the signer ``kernels.lock.hashes`` pins for this variant."""
+    from kernelkit.loader.install import LazyHub
+    from kernelkit.loader.settings import read_settings
+    from kernelkit.loader.signatures import check_signature
+
+    settings = read_settings(cache_dir=cache_dir)
+    entry = lock.variants.get(variant_dir.name)
+    check_signature(variant_dir, lock.repo_id, settings=settings, require=require,
+                    locked_signer=entry.signer if entry is not None else None,
+                    hub=None if offline else LazyHub(hub, settings.open_hub), commit=lock.sha)
 
 
 def _installed_online(lock: KernelLock, backend: str | None, hub: Hub | None,
@@ -162,7 +186,8 @@ def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | 
 def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
                               backend: str | None, check_arch: bool, hub: Hub | None,
                               cache_dir: Path | None,
-                              trust_remote_code: bool | list[str]) -> LoadDeps:
+                              trust_remote_code: bool | list[str],
+                              require_signature: bool | None = None) -> LoadDeps:
     """``kernel-depends`` of a locked kernel: a dependency locked in the same file loads at its
     locked commit (from the cache alone when ``offline``); any other through ``get_kernel``
     online, and offline it must be locked (``KernelNotLockedError``)."""
@@ -172,12 +197,14 @@ def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
         if offline or locked.has(dep.repo_id):
             return load_locked(dep.repo_id, locked, offline=offline, backend=backend,
                                check_arch=check_arch, trust_remote_code=trust_remote_code,
-                               hub=hub, cache_dir=cache_dir)
+                               hub=hub, cache_dir=cache_dir,
+                               require_signature=require_signature)
         from kernelkit.loader.api import get_kernel
 
         return get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
                           backend=backend, trust_remote_code=trust_remote_code,
-                          check_arch=check_arch, hub=hub, cache_dir=cache_dir)
+                          check_arch=check_arch, hub=hub, cache_dir=cache_dir,
+                          require_signature=require_signature)
 
     def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
         return load_dependencies(

@@ -13,7 +13,11 @@ verified after download and before each locked load), lives beside it in
     {"kernelkit-lock-hashes": 1,
      "kernels": {"org/name": {"commit": "<40 hex>",
                               "variants": {"<variant>": {"hash": "sha256-<64 hex>",
-                                                         "hash_type": "git_lfs_concat"}}}}}
+                                                         "hash_type": "git_lfs_concat",
+                                                         "signer": "ed25519:SHA256:..."}}}}}
+
+``signer`` (only for a variant that was signed when locked) is the identity whose signature
+was verified then; every locked load requires a valid signature by it (``kernelkit.signing``).
 
 A sidecar entry applies only to the commit it names: after upstream re-locks a kernel to another
 commit, its stale hashes are ignored, and that kernel is pinned by commit plus the digest in each
@@ -36,6 +40,7 @@ from typing import Any
 from kernelkit.errors import InputFileError, LockError
 from kernelkit.loader.identity import is_repo_id, is_variant_name
 from kernelkit.lock.hashing import HASH_PREFIX, HASH_TYPE
+from kernelkit.signing.policy import is_identity
 from kernelkit.util.fs import atomic_write_text, remove_stale_temp_files
 from kernelkit.util.inputs import MAX_JSON_BYTES, parse_json, read_input, read_input_text
 
@@ -54,6 +59,15 @@ REWRITE_HINT = ("rewrite it in the format both tools read with `kernelkit lock <
 class VariantLock:
     hash: str
     hash_type: str = HASH_TYPE
+    #: the identity that signed the variant when it was locked (a key fingerprint
+    #: ``ed25519:SHA256:...`` or ``sigstore:<workflow URI>``), verified on every locked load
+    signer: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        out = {"hash": self.hash, "hash_type": self.hash_type}
+        if self.signer is not None:
+            out["signer"] = self.signer
+        return out
 
 
 @dataclass(frozen=True)
@@ -83,8 +97,7 @@ class KernelLock:
 
     def hashes_json(self) -> dict[str, Any]:
         return {"commit": self.sha,
-                "variants": {name: {"hash": v.hash, "hash_type": v.hash_type}
-                             for name, v in sorted(self.variants.items())}}
+                "variants": {name: v.to_json() for name, v in sorted(self.variants.items())}}
 
 
 @dataclass(frozen=True)
@@ -210,7 +223,12 @@ def _parse_variants(variants: Any, where: str, hint: str) -> dict[str, VariantLo
             raise LockError(
                 f"{where}: variant {name!r} must be "
                 f'{{"hash": "{HASH_PREFIX}<64 hex>", "hash_type": "{HASH_TYPE}"}}', hint=hint)
-        out[name] = VariantLock(v["hash"], v["hash_type"])
+        signer = v.get("signer")
+        if signer is not None and not is_identity(signer):
+            raise LockError(f"{where}: variant {name!r}: 'signer' must be a key fingerprint "
+                            "'ed25519:SHA256:<43 base64>' or 'sigstore:<workflow URI>'",
+                            hint=hint)
+        out[name] = VariantLock(v["hash"], v["hash_type"], signer)
     return out
 
 

@@ -114,11 +114,17 @@ def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = 
     revision = None if isinstance(request, int) else (found.ref or commit)
     if previous is not None and previous.sha == commit and previous.variants and not refresh:
         return KernelLock(dep.repo_id, commit, previous.variants, version, revision)
-    hashes = variant_hashes(hub.list_files(dep.repo_id, commit, "build"))
+    listing = hub.list_files(dep.repo_id, commit, "build")
+    hashes = variant_hashes(listing)
     if not hashes:
         raise LockError(f"{dep.repo_id} at {commit} has no build variants (nothing under build/)",
                         hint="publish a build of the kernel first")
-    return KernelLock(dep.repo_id, commit, {v: VariantLock(h) for v, h in hashes.items()},
+    from kernelkit.loader.settings import read_settings
+    from kernelkit.lock.signers import locked_signers
+
+    signers = locked_signers(hub, dep.repo_id, commit, listing, hashes, read_settings())
+    return KernelLock(dep.repo_id, commit,
+                      {v: VariantLock(h, signer=signers.get(v)) for v, h in hashes.items()},
                       version, revision)
 
 

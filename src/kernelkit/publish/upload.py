@@ -3,7 +3,8 @@
 Plan, then act: :func:`plan_upload` reads and verifies the build tree and works out the repo id,
 branch and the exact files (a value you can print and test); :func:`upload` publishes it.
 
-Hub layout of a version branch: ``build/<variant>/...`` for every variant, ``benchmarks/
+Hub layout of a version branch: ``build/<variant>/...`` for every variant (and
+``build/<variant>.kksig`` beside it when it is signed, ``kernelkit.signing``), ``benchmarks/
 benchmark*.py`` from the project, ``benchmarks/results/<variant>/`` (``kernelkit benchmark
 --save``; only results of the very build uploaded), and ``README.md`` from ``CARD.md``. Uploaded
 variants replace ``build/<variant>/`` wholly; on an existing branch the other variants stay
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelkit.artifact.digest import variant_files
 from kernelkit.artifact.layout import discover_variants
@@ -29,7 +30,11 @@ from kernelkit.errors import (
 )
 from kernelkit.hub.names import SEMVER_TAG, VERSION_BRANCH, check_ref_name, check_repo_id
 from kernelkit.hub.port import Hub
+from kernelkit.signing.sigfile import hub_path
 from kernelkit.util.inputs import MAX_TEXT_BYTES, MAX_TOML_BYTES, parse_toml, read_input_text
+
+if TYPE_CHECKING:
+    from kernelkit.signing.keys import SigningKey
 
 DEFAULT_MESSAGE = "Uploaded using `kernelkit`."
 _METADATA_FILES = ("metadata.json", "metadata.json.sigstore")
@@ -152,6 +157,9 @@ def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = 
         for name in _METADATA_FILES:
             if (vdir / name).is_file():
                 files[f"build/{vdir.name}/{name}"] = vdir / name
+        signature = _signature_file(vdir)
+        if signature is not None:
+            files[hub_path(vdir.name)] = signature
     stale: list[str] = []
     if project is not None and (project / "benchmarks").is_dir():
         for bench in sorted((project / "benchmarks").glob("benchmark*.py")):
@@ -170,6 +178,29 @@ def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = 
 
 
 RESULTS_DIR = "benchmarks/results"  # `kernelkit benchmark --save`: <dir>/<variant>/
+
+
+def _signature_file(vdir: Path) -> Path | None:
+    """``build/<variant>.kksig`` beside the variant (``kernelkit sign``), if it signs this very
+    ``metadata.json``; one left from an earlier build is refused rather than published."""
+    import hashlib
+
+    from kernelkit.signing.sigfile import SigFileFormatError, parse_sigfile, signature_path
+
+    path = signature_path(vdir)
+    if not path.is_file():
+        return None
+    try:
+        signed = parse_sigfile(read_bytes(path)).metadata_sha256
+    except SigFileFormatError as exc:
+        raise KernelkitError(f"{path}: not a signature file ({exc})",
+                             hint=f"delete it, or sign again: kernelkit sign {vdir}") from None
+    if signed != hashlib.sha256(read_bytes(vdir / "metadata.json")).hexdigest():
+        raise KernelkitError(f"{path} signs another build of {vdir.name} (its metadata.json "
+                             "changed since it was signed); nothing was published",
+                             hint=f"sign it again (`kernelkit sign {vdir}` or upload --sign), "
+                                  "or delete the stale signature file")
+    return path
 
 
 def _benchmark_results(folder: Path, vdir: Path, files: dict[str, Path]) -> list[str]:
@@ -228,12 +259,18 @@ def check_tag(tag: str, branch: str) -> str:
 
 def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | None = None,
            tag: str | None = None, message: str | None = None,
-           create_pr: bool = False) -> UploadResult:
+           create_pr: bool = False, sign_key: SigningKey | None = None) -> UploadResult:
     """Verify the build tree at ``path`` and publish it to ``hub`` (see module docstring).
 
     ``create_pr``: open pull requests (one per branch with changes, as upstream) instead of
-    moving the branches; only hubs with pull requests (the Hugging Face Hub API) can."""
+    moving the branches; only hubs with pull requests (the Hugging Face Hub API) can.
+    ``sign_key``: sign every variant first (``build/<variant>.kksig``, published with it)."""
     import tempfile
+
+    if sign_key is not None:
+        from kernelkit.signing.sign import sign_tree
+
+        sign_tree(Path(path), sign_key)
 
     if create_pr and tag is not None:
         raise HubError("--tag cannot be used with --create-pr: a release tag names a commit "
@@ -255,7 +292,8 @@ def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | No
 def _prefixes(plan: UploadPlan, old: str | None) -> tuple[str, ...]:
     if old is None:
         return ("build/", "benchmarks/")
-    return (*tuple(f"build/{v}/" for v in plan.variants), "benchmarks/benchmark",
+    return (*tuple(f"build/{v}/" for v in plan.variants),
+            *tuple(hub_path(v) for v in plan.variants), "benchmarks/benchmark",
             *tuple(f"{RESULTS_DIR}/{v}/" for v in plan.variants))
 
 

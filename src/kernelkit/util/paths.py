@@ -15,6 +15,7 @@ from kernelkit.settings import (
     KERNELKIT_ENVS,
     KERNELKIT_HUB_DIR,
     XDG_CACHE_HOME,
+    XDG_CONFIG_HOME,
     process_environ,
 )
 
@@ -22,6 +23,13 @@ from kernelkit.settings import (
 def user_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     env = process_environ() if env is None else env
     return (XDG_CACHE_HOME.read(env) or Path.home() / ".cache") / "kernelkit"
+
+
+def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/kernelkit`` (``~/.config/kernelkit`` when unset): the trust policy
+    and the signing key live here by default."""
+    env = process_environ() if env is None else env
+    return (XDG_CONFIG_HOME.read(env) or Path.home() / ".config") / "kernelkit"
 
 
 def default_hub_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -1,0 +1,125 @@
+"""Who really signed a ``metadata.json``: the cryptography, no policy.
+
+:func:`collect` checks every signature a variant carries (kernelkit's ``.kksig`` and upstream's
+``metadata.json.sigstore``) against the exact bytes of ``metadata.json`` and returns
+:class:`Signers`: the identities whose signature verified, those whose did not, and what could
+not be read. Whether a verified identity may publish is :mod:`kernelkit.signing.policy`'s call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelkit.signing.sigfile import SigFileFormatError, parse_sigfile, signed_message
+
+
+@dataclass(frozen=True)
+class Signer:
+    """A verified signature: ``identity`` is a key fingerprint (``ed25519:SHA256:...``) or
+    ``sigstore:<workflow URI>``; ``claims`` the sigstore certificate's OIDC claims."""
+
+    identity: str
+    claims: tuple[tuple[str, str], ...] = ()
+
+    def claim(self, name: str) -> str | None:
+        return dict(self.claims).get(name)
+
+    def to_json(self) -> dict[str, object]:
+        return {"identity": self.identity, "claims": dict(self.claims)}
+
+
+@dataclass(frozen=True)
+class Signers:
+    """Every signature of one ``metadata.json``, checked."""
+
+    valid: tuple[Signer, ...] = ()
+    invalid: tuple[str, ...] = ()  # identities whose signature does not verify
+    problems: tuple[str, ...] = field(default=())  # signature material that cannot be read
+
+    @property
+    def signed(self) -> bool:
+        return bool(self.valid or self.invalid or self.problems)
+
+    @property
+    def identities(self) -> tuple[str, ...]:
+        return tuple(s.identity for s in self.valid)
+
+    def to_json(self) -> dict[str, object]:
+        return {"valid": [s.to_json() for s in self.valid], "invalid": list(self.invalid),
+                "problems": list(self.problems)}
+
+    @classmethod
+    def from_json(cls, data: object) -> Signers | None:
+        """The value :meth:`to_json` wrote, or ``None`` for anything else."""
+        if not isinstance(data, dict):
+            return None
+        try:
+            valid = tuple(Signer(str(s["identity"]),
+                                 tuple(sorted((str(k), str(v)) for k, v in s["claims"].items())))
+                          for s in data["valid"])
+            return cls(valid, tuple(str(i) for i in data["invalid"]),
+                       tuple(str(p) for p in data["problems"]))
+        except (KeyError, TypeError, AttributeError):
+            return None
+
+
+def ed25519_signers(metadata_raw: bytes, sigfile_raw: bytes) -> Signers:
+    """Check kernelkit's signature file against ``metadata.json``'s exact bytes."""
+    from kernelkit.signing.keys import fingerprint, verify_ed25519
+
+    try:
+        sigfile = parse_sigfile(sigfile_raw)
+    except SigFileFormatError as exc:
+        return Signers(problems=(f"unreadable signature file ({exc})",))
+    message = signed_message(metadata_raw)
+    valid: list[Signer] = []
+    invalid: list[str] = []
+    for sig in sigfile.signatures:
+        fp = fingerprint(sig.public_raw)
+        if verify_ed25519(sig.public_raw, sig.signature, message):
+            valid.append(Signer(fp))
+        else:
+            invalid.append(fp)
+    return Signers(tuple(valid), tuple(invalid))
+
+
+def sigstore_signers(metadata_raw: bytes, bundle_raw: bytes, *,
+                     trusted_root: Path | None = None) -> Signers:
+    """Check upstream's sigstore bundle (``sigstore`` package, offline trust root)."""
+    from kernelkit.signing.sigstore_bundle import BundleError, verify_bundle
+
+    try:
+        return Signers(valid=(verify_bundle(metadata_raw, bundle_raw,
+                                            trusted_root=trusted_root),))
+    except BundleError as exc:
+        if exc.invalid_signature:
+            return Signers(invalid=(exc.identity or "sigstore",), problems=(str(exc),))
+        return Signers(problems=(str(exc),))
+
+
+def collect(metadata_raw: bytes, *, sigfile_raw: bytes | None, bundle_raw: bytes | None,
+            trusted_root: Path | None = None) -> Signers:
+    """Every signature the variant carries, checked (empty ``Signers``: unsigned)."""
+    parts = []
+    if sigfile_raw is not None:
+        parts.append(ed25519_signers(metadata_raw, sigfile_raw))
+    if bundle_raw is not None:
+        parts.append(sigstore_signers(metadata_raw, bundle_raw, trusted_root=trusted_root))
+    return Signers(tuple(s for p in parts for s in p.valid),
+                   tuple(i for p in parts for i in p.invalid),
+                   tuple(x for p in parts for x in p.problems))
+
+
+def material_digest(metadata_raw: bytes, sigfile_raw: bytes | None,
+                    bundle_raw: bytes | None) -> str:
+    """SHA-256 over what a verification depends on: the key of a remembered result."""
+    h = hashlib.sha256()
+    for part in (metadata_raw, sigfile_raw, bundle_raw):
+        if part is None:
+            h.update(b"\x00")
+        else:
+            h.update(b"\x01" + len(part).to_bytes(8, "big"))
+            h.update(part)
+    return h.hexdigest()
