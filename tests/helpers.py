@@ -320,3 +320,27 @@ def make_bench_project(root: Path, *, factor: float = 2.0, uid: str = "abc1234",
     (root / "benchmarks").mkdir(exist_ok=True)
     (root / "benchmarks" / "benchmark_scale.py").write_text(script)
     return root
+
+
+# --- signed kernels: a trust policy file ----------------------------------------------------------
+
+
+def write_trust_policy(path: Path, *, orgs: dict[str, list[str]] | None = None,
+                       revoked: list[str] | None = None, require: bool = False,
+                       sigstore: dict[str, tuple[str, list[str]]] | None = None) -> Path:
+    """A trust policy file (docs/security.md, "Signatures"): ``orgs`` maps an organisation to
+    key fingerprints, ``sigstore`` to ``(GitHub repository, workflow URIs)``."""
+    import json
+
+    lines = [f"require-signature = {'true' if require else 'false'}",
+             f"revoked = {json.dumps(revoked or [])}"]
+    for org in sorted(set(orgs or {}) | set(sigstore or {})):
+        lines.append(f'[orgs."{org}"]')
+        if (orgs or {}).get(org):
+            lines.append(f"keys = {json.dumps(orgs[org])}")  # type: ignore[index]
+        if (sigstore or {}).get(org):
+            repo, flows = sigstore[org]  # type: ignore[index]
+            lines += [f'[[orgs."{org}".sigstore]]', f"repository = {json.dumps(repo)}",
+                      f"workflows = {json.dumps(flows)}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path

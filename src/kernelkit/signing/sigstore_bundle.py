@@ -49,7 +49,6 @@ def verify_bundle(metadata_raw: bytes, bundle_raw: bytes, *,
     try:
         from sigstore.errors import VerificationError
         from sigstore.models import Bundle
-        from sigstore.verify.policy import UnsafeNoOp
     except ImportError:
         raise BundleError("a sigstore bundle is present but the sigstore package is not "
                           f"installed ({SIGSTORE_HINT})") from None
@@ -60,12 +59,20 @@ def verify_bundle(metadata_raw: bytes, bundle_raw: bytes, *,
         raise BundleError(f"unreadable sigstore bundle ({_one_line(exc)})") from None
     verifier = _verifier(trusted_root)
     try:
-        verifier.verify_artifact(metadata_raw, bundle, UnsafeNoOp())
+        verifier.verify_artifact(metadata_raw, bundle, _IdentityJudgedLater())
     except VerificationError as exc:
         raise BundleError(f"sigstore bundle by {signer.identity} does not verify "
                           f"({_one_line(exc)})", invalid_signature=True,
                           identity=signer.identity) from None
     return signer
+
+
+class _IdentityJudgedLater:
+    """The identity policy given to ``Verifier``: none (sigstore's ``UnsafeNoOp`` without its
+    warning); :func:`signer_of` reads the identity and ``kernelkit.signing.policy`` judges it."""
+
+    def verify(self, cert: object) -> None:
+        return None
 
 
 def _verifier(trusted_root: Path | None) -> Verifier:
