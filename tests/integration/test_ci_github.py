@@ -176,10 +176,32 @@ def test_bad_input_is_refused(targets: list[BuildTarget]) -> None:
         render_workflow(targets, WorkflowOptions(runners=(("x86_64-linux", "x"),)))
 
 
+def test_the_upload_job_signs_with_a_key_secret_or_keyless(targets: list[BuildTarget]) -> None:
+    key = jobs(render_workflow(targets[:1], WorkflowOptions(upload=True, sign=("key",))))
+    up = key["upload"]
+    assert step_runs(up)[-1] == "kernelkit upload . --hub hf --sign"
+    assert up["steps"][-1]["env"]["KERNELKIT_SIGNING_KEY"] == \
+        "${{ secrets.KERNELKIT_SIGNING_KEY }}"
+    assert "python -m pip install cryptography" in step_runs(up)
+    assert "permissions" not in up  # a key needs no OIDC token
+    both = jobs(render_workflow(targets[:1], WorkflowOptions(
+        upload=True, sign=("key", "sigstore"), project_dir="k d")))["upload"]
+    assert both["permissions"] == {"contents": "read", "id-token": "write"}
+    runs = step_runs(both)
+    sign = next(r for r in runs if "sigstore sign" in r)
+    assert sign.startswith("for m in 'k d/build'/*/metadata.json; do")
+    assert runs.index(sign) < runs.index("kernelkit upload 'k d' --hub hf --sign")
+    with pytest.raises(KernelkitError, match="signing happens in the upload job"):
+        render_workflow(targets, WorkflowOptions(sign=("key",)))
+    with pytest.raises(KernelkitError, match="expected key or sigstore"):
+        render_workflow(targets, WorkflowOptions(upload=True, sign=("gpg",)))
+
+
 @pytest.mark.parametrize("options", [
     WorkflowOptions(), WorkflowOptions(shards=4), WorkflowOptions(upload=True),
     WorkflowOptions(shards=2, upload=True, project_dir="kernels/img 2gray", hub="git+ssh://h/x"),
-], ids=["per-variant", "shards", "upload", "subdir-shards-upload"])
+    WorkflowOptions(upload=True, sign=("key", "sigstore"), project_dir="kernels/img 2gray"),
+], ids=["per-variant", "shards", "upload", "subdir-shards-upload", "signed-upload"])
 def test_actionlint_accepts_the_workflow(targets: list[BuildTarget], options: WorkflowOptions,
                                          tmp_path: Path) -> None:
     path = tmp_path / ".github" / "workflows" / "kernels.yml"

@@ -12,7 +12,11 @@ The workflow has
   every runner and developer through ccache's remote storage);
 * ``merge``: downloads every ``build-*`` artifact, ``kernelkit merge`` s them into ``build/``,
   runs ``kernelkit check`` and uploads the merged tree as the artifact ``kernels``;
-* ``upload`` (optional): on a push of a ``v*`` tag or a manual run, ``kernelkit upload``.
+* ``upload`` (optional): on a push of a ``v*`` tag or a manual run, ``kernelkit upload``;
+  it can sign first (``sign``): ``key`` signs with the Ed25519 key in the repository secret
+  ``KERNELKIT_SIGNING_KEY`` (``kernelkit upload --sign``), ``sigstore`` signs each
+  ``metadata.json`` keyless with the workflow's GitHub identity (``metadata.json.sigstore``,
+  upstream's format; the job gets ``id-token: write``).
 """
 
 from __future__ import annotations
@@ -45,6 +49,11 @@ class WorkflowOptions:
     token_secret: str = "HF_TOKEN"  # the repository secret holding the hub token
     runners: tuple[tuple[str, str], ...] = tuple(DEFAULT_RUNNERS.items())
     name: str = "kernels"
+    sign: tuple[str, ...] = ()  # "key" and/or "sigstore" (needs upload)
+    signing_key_secret: str = "KERNELKIT_SIGNING_KEY"
+
+
+SIGN_MODES = ("key", "sigstore")
 
 
 def render_workflow(targets: Sequence[BuildTarget], options: WorkflowOptions) -> str:
@@ -55,6 +64,11 @@ def render_workflow(targets: Sequence[BuildTarget], options: WorkflowOptions) ->
                                   "build.toml (`kernelkit list-variants`)")
     if options.shards is not None and not 1 <= options.shards <= 256:
         raise KernelkitError(f"--shards {options.shards}: expected a number from 1 to 256")
+    bad = [m for m in options.sign if m not in SIGN_MODES]
+    if bad or (options.sign and not options.upload):
+        raise KernelkitError(f"--sign {', '.join(bad or options.sign)}: "
+                             + ("expected key or sigstore" if bad else "signing happens in the "
+                                "upload job"), hint="pass --upload with --sign key|sigstore")
     parts = [_header(options), _build_job(targets, options), _merge_job(options)]
     if options.upload:
         parts.append(_upload_job(options))
@@ -185,22 +199,50 @@ def _merge_job(o: WorkflowOptions) -> str:
 
 
 def _upload_job(o: WorkflowOptions) -> str:
+    command = f"kernelkit upload {shlex.quote(o.project_dir)} --hub {shlex.quote(o.hub)}"
+    key_env = ""
+    if "key" in o.sign:
+        command += " --sign"
+        key_env = f"\n          KERNELKIT_SIGNING_KEY: ${{{{ secrets.{o.signing_key_secret} }}}}"
+    permissions = ("    permissions:\n      contents: read\n      id-token: write\n"
+                   if "sigstore" in o.sign else "")
     return f"""\
   upload:
     needs: merge
     if: github.event_name == 'workflow_dispatch' || startsWith(github.ref, 'refs/tags/v')
     runs-on: ubuntu-latest
-    steps:
+{permissions}    steps:
 {_setup_steps(o)}
       - uses: actions/download-artifact@v4
         with:
           name: {MERGED_ARTIFACT}
           path: {_q(_join(o.project_dir, "build"))}
-      - name: Upload
+{_sign_steps(o)}      - name: Upload
         env:
-          HF_TOKEN: ${{{{ secrets.{o.token_secret} }}}}
-        run: {_q(f"kernelkit upload {shlex.quote(o.project_dir)} --hub {shlex.quote(o.hub)}")}
+          HF_TOKEN: ${{{{ secrets.{o.token_secret} }}}}{key_env}
+        run: {_q(command)}
 """
+
+
+def _sign_steps(o: WorkflowOptions) -> str:
+    """Install the signing tools; sign keyless with sigstore (the key signs in the upload)."""
+    if not o.sign:
+        return ""
+    tools = " ".join(p for m, p in (("key", "cryptography"), ("sigstore", "sigstore"))
+                     if m in o.sign)
+    out = f"""\
+      - name: Install the signing tools
+        run: {_q(f"python -m pip install {tools}")}
+"""
+    if "sigstore" in o.sign:
+        pattern = shlex.quote(_join(o.project_dir, "build")) + "/*/metadata.json"
+        loop = (f'for m in {pattern}; do python -m sigstore sign --overwrite --bundle "$m.sigstore" '
+                '"$m"; done')
+        out += f"""\
+      - name: Sign keyless (sigstore, this workflow's GitHub identity)
+        run: {_q(loop)}
+"""
+    return out
 
 
 def _join(project_dir: str, rel: str) -> str:

@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help='how the jobs install kernelkit (default: pip install "kernelkit[build]")')
     g.add_argument("--python-version", default="3.12", help="setup-python version (default 3.12)")
     g.add_argument("--hub", default="hf", help="`kernelkit upload --hub` (default: hf)")
+    g.add_argument("--sign", action="append", choices=("key", "sigstore"), default=[],
+                   help="sign in the upload job (repeatable): key = the Ed25519 key in the "
+                   "repository secret KERNELKIT_SIGNING_KEY; sigstore = keyless, the "
+                   "workflow's GitHub identity (metadata.json.sigstore)")
     g.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="default: .github/workflows/kernels.yml in the project's git repository "
                    "('-' prints it)")
@@ -72,7 +76,7 @@ def _run_github(args: argparse.Namespace) -> int:
     options = WorkflowOptions(
         shards=args.shards, upload=args.upload,
         project_dir=project.relative_to(root).as_posix() or ".",
-        python_version=args.python_version, hub=args.hub,
+        python_version=args.python_version, hub=args.hub, sign=tuple(args.sign),
         runners=tuple(_runners(args.runner).items()),
         **({"install": args.install} if args.install else {}))
     text = render_workflow(targets, options)
