@@ -302,7 +302,8 @@ def test_verify_signature_all_variants(tmp_path: Path, hub: LocalGitHub,
     build = tmp_path / "p" / "build"
     uid = uuid.uuid4().hex[:7]
     make_variant(build, HOST, uid=uid)
-    other = "torch213-cxx11-cu130-x86_64-linux" if "cpu" in HOST else "torch213-cxx11-cpu-x86_64-linux"
+    other = ("torch213-cxx11-cu130-x86_64-linux" if "cpu" in HOST
+             else "torch213-cxx11-cpu-x86_64-linux")
     make_variant(build, other, uid=uid)
     repo = repo_name()
     upload(build, hub, repo_id=repo, sign_key=key)

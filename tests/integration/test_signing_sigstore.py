@@ -120,15 +120,16 @@ def test_upstream_and_kernelkit_agree_on_the_same_bundles(
         from pathlib import Path
         from sigstore.models import TrustedRoot
         from sigstore.verify import Verifier
-        Verifier.production = classmethod(
-            lambda cls, offline=False: cls(trusted_root=TrustedRoot.from_file(sys.argv[1])))
+        def local_root(cls, offline=False):
+            return cls(trusted_root=TrustedRoot.from_file(sys.argv[1]))
+        Verifier.production = classmethod(local_root)
         from kernels._internals.verify import GitHubWorkflowPolicy, verify_signature
         from kernels._rust import KernelLocation, Oid
         policy = GitHubWorkflowPolicy(repo_id="acme/kernels", signer_uris=[sys.argv[2]])
         out = {}
+        where = KernelLocation.remote("acme/x", Oid.from_str("0" * 40), "v")
         for path in sys.argv[3:]:
-            result = verify_signature(Path(path), policy=policy, cache=False,
-                                      location=KernelLocation.remote("acme/x", Oid.from_str("0" * 40), "v"))
+            result = verify_signature(Path(path), policy=policy, cache=False, location=where)
             out[path] = type(result).__name__
         print(json.dumps(out))
     """, str(trusted_root), WORKFLOW, str(good), str(wrong), str(tampered))

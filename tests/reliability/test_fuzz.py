@@ -2,7 +2,8 @@
 one of kernelkit's own errors (the ``KernelkitError`` tree), never a traceback of another kind.
 
 Targets: build.toml, metadata.json, kernels.lock, ``[tool.kernels]`` of pyproject.toml,
-kernel-status.toml, repo ids, revisions, version specifiers and variant names
+kernel-status.toml, signature inputs (``.kksig`` files, sigstore bundles, trust policies:
+wrong types, truncated, huge), repo ids, revisions, version specifiers and variant names
 (``CONFIG.fuzz_examples`` cases each); numbers beyond Python's int-string digit limit in every
 TOML/JSON target (``Huge``); and manifest values that reach generated files: ``cmake_quote``
 through real ``cmake -P``, ``python_literal`` through ``ast``, ``toml_string`` through
@@ -216,14 +217,17 @@ def test_kernels_lock_upstream_format(value: Any, key: str) -> None:
 
 
 @FUZZ
-@given(JSON, st.sampled_from(["kernelkit-lock-hashes", "kernels", "commit", "variants"]))
+@given(JSON, st.sampled_from(["kernelkit-lock-hashes", "kernels", "commit", "variants",
+                              "signer"]))
 def test_kernels_lock_hashes(value: Any, key: str) -> None:
     from kernelkit.lock.lockfile import parse_hashes
 
     data: dict[str, Any] = {"kernelkit-lock-hashes": 1, "kernels": {"org/k": {
-        "commit": "a" * 40, "variants": VALID_LOCK["variants"]}}}
+        "commit": "a" * 40, "variants": json.loads(json.dumps(VALID_LOCK["variants"]))}}}
     if key in data:
         data[key] = value
+    elif key == "signer":  # the signer identity of a locked variant
+        data["kernels"]["org/k"]["variants"]["torch-cpu"]["signer"] = value
     else:
         data["kernels"]["org/k"][key] = value
     only_kernelkit_errors("kernels.lock.hashes",
@@ -246,6 +250,161 @@ def test_tool_kernels(deps: dict[str, Any], other: Any, broken_table: bool) -> N
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "pyproject.toml").write_text(text, encoding="utf-8", errors="surrogatepass")
         only_kernelkit_errors("[tool.kernels]", lambda: read_dependencies(Path(tmp)))
+
+
+# --- signatures: .kksig files, sigstore bundles, trust policies ----------------------------------
+
+SIGNED_META = b'{"name": "demo", "id": "_demo_cpu_abc1234", "version": 1}'
+
+
+@pytest.fixture(scope="module")
+def signed() -> dict[str, Any]:
+    """A real key, its valid signature file over ``SIGNED_META``, and a policy trusting it."""
+    pytest.importorskip("cryptography")
+    from kernelkit.signing.keys import generate_key
+    from kernelkit.signing.sign import sign_variant
+
+    tmp = Path(tempfile.mkdtemp(prefix="kk-fuzz-sign-"))
+    key = generate_key(tmp / "key.pem")
+    vdir = tmp / "build" / "torch-cpu"
+    vdir.mkdir(parents=True)
+    from kernelkit.artifact.layout import seal_variant
+
+    (vdir / "__init__.py").write_text("")
+    meta = seal_variant(vdir, Metadata(name="demo", id="_demo_cpu_abc1234", version=1,
+                                       license="MIT", backend="cpu"))
+    raw = sign_variant(vdir, key).path.read_bytes()
+    return {"key": key, "sigfile": raw, "metadata": (vdir / "metadata.json").read_bytes(),
+            "meta": meta}
+
+
+def _sigfile_variant(raw: bytes, data: Any, how: str, value: Any, cut: int, pad: int) -> bytes:
+    """A valid signature file made wrong: a field of another type or value, truncated, or
+    padded past the size limit (``huge``)."""
+    if how == "field":
+        mutated = json.loads(raw)
+        key = ["kernelkit-signature", "metadata-sha256", "signatures", "key", "signature"][
+            cut % 5]
+        if key in ("key", "signature"):
+            mutated["signatures"][0][key] = value
+        else:
+            mutated[key] = value
+        return json_text(mutated).encode()
+    if how == "truncated":
+        return raw[:cut % max(len(raw), 1)]
+    if how == "huge":
+        return raw[:-2] + b" " * (pad + (1 << 20)) + raw[-2:]
+    return json_text(data).encode()
+
+
+@FUZZ
+@given(JSON, st.sampled_from(["field", "truncated", "huge", "whole"]), JSON,
+       st.integers(0, 4000), st.integers(0, 1 << 16))
+def test_signature_files(signed: dict[str, Any], data: Any, how: str, value: Any, cut: int,
+                         pad: int) -> None:
+    from kernelkit.errors import SignatureError
+    from kernelkit.signing.policy import judge, parse_policy
+    from kernelkit.signing.verify import collect
+
+    CASES["signature file"] = CASES.get("signature file", 0) + 1
+    raw = _sigfile_variant(signed["sigfile"], data, how, value, cut, pad)
+    signers = collect(signed["metadata"], sigfile_raw=raw, bundle_raw=None)
+    fp = signed["key"].fingerprint
+    assert set(signers.identities) <= {fp}
+    if raw != signed["sigfile"] and signers.valid:  # only a no-op change can still verify
+        assert json.loads(raw)["signatures"][0] == json.loads(signed["sigfile"])["signatures"][0]
+    policy = parse_policy({"orgs": {"org": {"keys": [fp]}}}, "policy")
+    if signers.valid:
+        assert judge(policy, signers, repo_id="org/k", variant="torch-cpu").signer == fp
+    else:
+        with pytest.raises(SignatureError) as err:
+            judge(policy, signers, repo_id="org/k", variant="torch-cpu")
+        assert err.value.message.startswith("kernel org/k variant torch-cpu: ")
+        assert "\n" not in err.value.message and fp in err.value.message
+
+
+@FUZZ
+@given(st.binary(max_size=300), st.binary(max_size=300))
+def test_signature_bytes(signed: dict[str, Any], sigfile: bytes, bundle: bytes) -> None:
+    from kernelkit.signing.verify import collect
+
+    CASES["signature file"] = CASES.get("signature file", 0) + 1
+    signers = collect(signed["metadata"], sigfile_raw=sigfile,
+                      bundle_raw=bundle if importable("sigstore") else None)
+    assert not signers.valid
+
+
+def importable(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(name) is not None
+
+
+@FUZZ
+@given(JSON, st.sampled_from(["require-signature", "revoked", "orgs", "keys", "sigstore",
+                              "repository", "workflows", "issuer", "whole"]))
+def test_trust_policy(value: Any, key: str) -> None:
+    from kernelkit.signing.policy import parse_policy
+
+    flow = "https://github.com/o/r/.github/workflows/b.yaml@refs/heads/main"
+    data: dict[str, Any] = {"orgs": {"o": {"keys": ["ed25519:SHA256:" + "A" * 43],
+                                           "sigstore": [{"repository": "o/r",
+                                                         "workflows": [flow]}]}}}
+    if key == "whole":
+        data = value
+    elif key in ("require-signature", "revoked", "orgs"):
+        data[key] = value
+    elif key in ("keys", "sigstore"):
+        data["orgs"]["o"][key] = value
+    else:
+        data["orgs"]["o"]["sigstore"][0][key] = value
+    only_kernelkit_errors("trust policy", lambda: parse_policy(data, "trust.toml"))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trust.toml"
+        path.write_text(toml_value(data)[1:-1].replace(", ", "\n") if isinstance(data, dict)
+                        else toml_value(data))
+        from kernelkit.signing.policy import read_policy
+
+        only_kernelkit_errors("trust policy", lambda: read_policy(path))
+
+
+@pytest.fixture(scope="module")
+def bundle(signed: dict[str, Any]) -> dict[str, Any]:
+    pytest.importorskip("sigstore")
+    pytest.importorskip("rfc8785")
+    from tests.sigstore_local import LocalSigstore
+
+    local = LocalSigstore()
+    root = Path(tempfile.mkdtemp(prefix="kk-fuzz-root-")) / "trusted_root.json"
+    local.write_trusted_root(root)
+    return {"raw": local.sign(signed["metadata"]), "root": root}
+
+
+@FUZZ
+@given(st.sampled_from(["mediaType", "verificationMaterial", "certificate", "tlogEntries",
+                        "messageSignature", "signature", "truncated", "huge"]), JSON,
+       st.integers(0, 100000))
+def test_sigstore_bundles(signed: dict[str, Any], bundle: dict[str, Any], key: str, value: Any,
+                          cut: int) -> None:
+    from kernelkit.signing.verify import collect
+
+    CASES["sigstore bundle"] = CASES.get("sigstore bundle", 0) + 1
+    raw: bytes = bundle["raw"]
+    if key == "truncated":
+        mutated = raw[:cut % len(raw)]
+    elif key == "huge":
+        mutated = raw[:-1] + b" " * (1 << 20) + raw[-1:]
+    else:
+        data = json.loads(raw)
+        holder = (data["verificationMaterial"] if key in ("certificate", "tlogEntries")
+                  else data["messageSignature"] if key == "signature" else data)
+        holder[key] = value
+        mutated = json_text(data).encode()
+    signers = collect(signed["metadata"], sigfile_raw=None, bundle_raw=mutated,
+                      trusted_root=bundle["root"])
+    assert not signers.valid or mutated == raw
+    assert collect(signed["metadata"], sigfile_raw=None, bundle_raw=raw,
+                   trusted_root=bundle["root"]).valid
 
 
 # --- names ------------------------------------------------------------------------------------

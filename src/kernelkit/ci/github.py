@@ -236,8 +236,8 @@ def _sign_steps(o: WorkflowOptions) -> str:
 """
     if "sigstore" in o.sign:
         pattern = shlex.quote(_join(o.project_dir, "build")) + "/*/metadata.json"
-        loop = (f'for m in {pattern}; do python -m sigstore sign --overwrite --bundle "$m.sigstore" '
-                '"$m"; done')
+        loop = (f"for m in {pattern}; do python -m sigstore sign --overwrite "
+                '--bundle "$m.sigstore" "$m"; done')
         out += f"""\
       - name: Sign keyless (sigstore, this workflow's GitHub identity)
         run: {_q(loop)}

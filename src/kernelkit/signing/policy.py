@@ -114,7 +114,9 @@ def read_policy(path: Path) -> TrustPolicy:
     return parse_policy(data, str(path))
 
 
-def parse_policy(data: dict[str, Any], source: str) -> TrustPolicy:
+def parse_policy(data: object, source: str) -> TrustPolicy:
+    if not isinstance(data, dict):
+        raise SigningKeyError(f"{source}: a trust policy is a table", hint=_HINT)
     _known(data, ("require-signature", "revoked", "orgs"), source)
     require = data.get("require-signature", False)
     if not isinstance(require, bool):
