@@ -393,6 +393,18 @@ class SignatureError(TrustError):
                          f"{want}", hint=hint)
 
 
+class SignatureMaterialError(KernelkitError, ValueError):
+    """A signature file or sigstore bundle that cannot be read, or (``invalid_signature``) that
+    does not verify; ``identity`` is the signer it claims. ``kernelkit.signing`` reports it as a
+    problem of the variant (``SignatureError`` where a policy applies), never on its own."""
+
+    def __init__(self, message: str, *, invalid_signature: bool = False,
+                 identity: str | None = None) -> None:
+        super().__init__(message)
+        self.invalid_signature = invalid_signature
+        self.identity = identity
+
+
 class SigningKeyError(KernelkitError):
     """A signing key, public key or trust policy file cannot be read or used."""
 

@@ -185,14 +185,15 @@ def _signature_file(vdir: Path) -> Path | None:
     ``metadata.json``; one left from an earlier build is refused rather than published."""
     import hashlib
 
-    from kernelkit.signing.sigfile import SigFileFormatError, parse_sigfile, signature_path
+    from kernelkit.errors import SignatureMaterialError
+    from kernelkit.signing.sigfile import parse_sigfile, signature_path
 
     path = signature_path(vdir)
     if not path.is_file():
         return None
     try:
         signed = parse_sigfile(read_bytes(path)).metadata_sha256
-    except SigFileFormatError as exc:
+    except SignatureMaterialError as exc:
         raise KernelkitError(f"{path}: not a signature file ({exc})",
                              hint=f"delete it, or sign again: kernelkit sign {vdir}") from None
     if signed != hashlib.sha256(read_bytes(vdir / "metadata.json")).hexdigest():

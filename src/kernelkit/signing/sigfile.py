@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelkit.errors import SigningKeyError
+from kernelkit.errors import SignatureMaterialError, SigningKeyError
 from kernelkit.signing.keys import parse_public_key
 
 FORMAT = 1
@@ -34,10 +34,6 @@ SUFFIX = ".kksig"
 MAX_SIGFILE_BYTES = 1 << 20
 MAX_SIGNATURES = 64
 CONTEXT = b"kernelkit-signature-v1\x00metadata.json\x00"
-
-
-class SigFileFormatError(ValueError):
-    """The bytes are not a signature file; ``str()`` says why, in one line."""
 
 
 @dataclass(frozen=True)
@@ -75,36 +71,37 @@ def signed_message(metadata_raw: bytes) -> bytes:
 
 
 def parse_sigfile(raw: bytes) -> SigFile:
-    """Parse a signature file; ``SigFileFormatError`` for anything else (bounded: at most
+    """Parse a signature file; ``SignatureMaterialError`` for anything else (bounded: at most
     ``MAX_SIGFILE_BYTES``, ``MAX_SIGNATURES`` signatures)."""
     if len(raw) > MAX_SIGFILE_BYTES:
-        raise SigFileFormatError(f"larger than {MAX_SIGFILE_BYTES} bytes")
+        raise SignatureMaterialError(f"larger than {MAX_SIGFILE_BYTES} bytes")
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise SigFileFormatError(f"not JSON ({str(exc).splitlines()[0][:80]})") from None
+        raise SignatureMaterialError(f"not JSON ({str(exc).splitlines()[0][:80]})") from None
     if not isinstance(data, dict) or data.get("kernelkit-signature") != FORMAT:
-        raise SigFileFormatError(f"not a kernelkit signature file (format {FORMAT})")
+        raise SignatureMaterialError(f"not a kernelkit signature file (format {FORMAT})")
     sha = data.get("metadata-sha256")
     sigs = data.get("signatures")
     if not isinstance(sha, str) or len(sha) != 64 or not _is_hex(sha):
-        raise SigFileFormatError("'metadata-sha256' must be 64 hex digits")
+        raise SignatureMaterialError("'metadata-sha256' must be 64 hex digits")
     if not isinstance(sigs, list) or not 1 <= len(sigs) <= MAX_SIGNATURES:
-        raise SigFileFormatError(f"'signatures' must be a list of 1 to {MAX_SIGNATURES}")
+        raise SignatureMaterialError(f"'signatures' must be a list of 1 to {MAX_SIGNATURES}")
     return SigFile(sha, tuple(_signature(s, i) for i, s in enumerate(sigs)))
 
 
 def _signature(entry: object, index: int) -> Signature:
     if not isinstance(entry, dict) or not isinstance(entry.get("key"), str) \
             or not isinstance(entry.get("signature"), str):
-        raise SigFileFormatError(f"signature {index} must be {{\"key\": ..., \"signature\": ...}}")
+        raise SignatureMaterialError(f"signature {index} must be an object with a 'key' and a "
+                                     "'signature'")
     try:
         public = parse_public_key(entry["key"], f"signature {index}")
         sig = base64.b64decode(entry["signature"], validate=True)
     except (SigningKeyError, ValueError, binascii.Error) as exc:
-        raise SigFileFormatError(f"signature {index}: {getattr(exc, 'message', exc)}") from None
+        raise SignatureMaterialError(f"signature {index}: {getattr(exc, 'message', exc)}") from None
     if len(sig) != 64:
-        raise SigFileFormatError(f"signature {index}: an Ed25519 signature has 64 bytes")
+        raise SignatureMaterialError(f"signature {index}: an Ed25519 signature has 64 bytes")
     return Signature(public, sig)
 
 

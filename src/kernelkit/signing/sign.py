@@ -15,11 +15,10 @@ from pathlib import Path
 
 from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata, load_json, read_bytes
-from kernelkit.errors import IntegrityError, KernelkitError
+from kernelkit.errors import IntegrityError, KernelkitError, SignatureMaterialError
 from kernelkit.signing.keys import SigningKey
 from kernelkit.signing.sigfile import (
     SigFile,
-    SigFileFormatError,
     Signature,
     parse_sigfile,
     signature_path,
@@ -65,7 +64,7 @@ def _existing(path: Path, sha: str) -> list[Signature]:
     for a file that is not a signature file)."""
     try:
         old = parse_sigfile(path.read_bytes())
-    except (OSError, SigFileFormatError):
+    except (OSError, SignatureMaterialError):
         return []
     return list(old.signatures) if old.metadata_sha256 == sha else []
 

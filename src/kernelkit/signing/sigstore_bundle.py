@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelkit.errors import SignatureMaterialError
 from kernelkit.signing.verify import Signer
 
 if TYPE_CHECKING:
@@ -31,37 +32,28 @@ _BUILD_SIGNER = "1.3.6.1.4.1.57264.1.9"
 _SOURCE_REPO = "1.3.6.1.4.1.57264.1.12"
 
 
-class BundleError(Exception):
-    """A bundle that cannot be read (``invalid_signature=False``) or does not verify."""
-
-    def __init__(self, message: str, *, invalid_signature: bool = False,
-                 identity: str | None = None) -> None:
-        super().__init__(message)
-        self.invalid_signature = invalid_signature
-        self.identity = identity
-
-
 def verify_bundle(metadata_raw: bytes, bundle_raw: bytes, *,
                   trusted_root: Path | None = None) -> Signer:
-    """The workflow identity that signed ``metadata_raw``; ``BundleError`` otherwise."""
+    """The workflow identity that signed ``metadata_raw``; ``SignatureMaterialError`` otherwise."""
     if len(bundle_raw) > MAX_BUNDLE_BYTES:
-        raise BundleError(f"unreadable sigstore bundle (larger than {MAX_BUNDLE_BYTES} bytes)")
+        raise SignatureMaterialError(
+            f"unreadable sigstore bundle (larger than {MAX_BUNDLE_BYTES} bytes)")
     try:
         from sigstore.errors import VerificationError
         from sigstore.models import Bundle
     except ImportError:
-        raise BundleError("a sigstore bundle is present but the sigstore package is not "
+        raise SignatureMaterialError("a sigstore bundle is present but the sigstore package is not "
                           f"installed ({SIGSTORE_HINT})") from None
     try:
         bundle = Bundle.from_json(bundle_raw)
         signer = signer_of(bundle.signing_certificate)
     except Exception as exc:  # hostile bytes: any parse failure is "unreadable"
-        raise BundleError(f"unreadable sigstore bundle ({_one_line(exc)})") from None
+        raise SignatureMaterialError(f"unreadable sigstore bundle ({_one_line(exc)})") from None
     verifier = _verifier(trusted_root)
     try:
         verifier.verify_artifact(metadata_raw, bundle, _IdentityJudgedLater())
     except VerificationError as exc:
-        raise BundleError(f"sigstore bundle by {signer.identity} does not verify "
+        raise SignatureMaterialError(f"sigstore bundle by {signer.identity} does not verify "
                           f"({_one_line(exc)})", invalid_signature=True,
                           identity=signer.identity) from None
     return signer
@@ -95,7 +87,7 @@ def _verifier(trusted_root: Path | None) -> Verifier:
     try:
         return Verifier(trusted_root=TrustedRoot.from_file(str(trusted_root)))
     except Exception as exc:
-        raise BundleError(f"cannot read the sigstore trust root {trusted_root} "
+        raise SignatureMaterialError(f"cannot read the sigstore trust root {trusted_root} "
                           f"({_one_line(exc)})") from None
 
 

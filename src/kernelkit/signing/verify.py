@@ -12,7 +12,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelkit.signing.sigfile import SigFileFormatError, parse_sigfile, signed_message
+from kernelkit.errors import SignatureMaterialError
+from kernelkit.signing.sigfile import parse_sigfile, signed_message
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def ed25519_signers(metadata_raw: bytes, sigfile_raw: bytes) -> Signers:
 
     try:
         sigfile = parse_sigfile(sigfile_raw)
-    except SigFileFormatError as exc:
+    except SignatureMaterialError as exc:
         return Signers(problems=(f"unreadable signature file ({exc})",))
     message = signed_message(metadata_raw)
     valid: list[Signer] = []
@@ -88,12 +89,12 @@ def ed25519_signers(metadata_raw: bytes, sigfile_raw: bytes) -> Signers:
 def sigstore_signers(metadata_raw: bytes, bundle_raw: bytes, *,
                      trusted_root: Path | None = None) -> Signers:
     """Check upstream's sigstore bundle (``sigstore`` package, offline trust root)."""
-    from kernelkit.signing.sigstore_bundle import BundleError, verify_bundle
+    from kernelkit.signing.sigstore_bundle import verify_bundle
 
     try:
         return Signers(valid=(verify_bundle(metadata_raw, bundle_raw,
                                             trusted_root=trusted_root),))
-    except BundleError as exc:
+    except SignatureMaterialError as exc:
         if exc.invalid_signature:
             return Signers(invalid=(exc.identity or "sigstore",), problems=(str(exc),))
         return Signers(problems=(str(exc),))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelkit.errors import SignatureError, SigningKeyError
+from kernelkit.errors import SignatureError, SignatureMaterialError, SigningKeyError
 from kernelkit.signing.keys import (
     FINGERPRINT_RE,
     fingerprint,
@@ -22,7 +22,7 @@ from kernelkit.signing.keys import (
     public_path,
 )
 from kernelkit.signing.policy import EMPTY, judge, parse_policy, read_policy
-from kernelkit.signing.sigfile import SigFileFormatError, parse_sigfile
+from kernelkit.signing.sigfile import parse_sigfile
 from kernelkit.signing.verify import Signer, Signers, collect, ed25519_signers
 
 META = b'{"name": "demo", "id": "_demo_cpu_abc", "version": 1}'
@@ -105,7 +105,7 @@ def test_a_signature_verifies_over_exactly_the_signed_bytes(key_path: Path,
     (b" " * (2 << 20), "larger than"),
 ])
 def test_malformed_signature_files_are_refused_with_a_reason(raw: bytes, why: str) -> None:
-    with pytest.raises(SigFileFormatError, match=why):
+    with pytest.raises(SignatureMaterialError, match=why):
         parse_sigfile(raw)
     assert collect(META, sigfile_raw=raw, bundle_raw=None).problems[0].startswith(
         "unreadable signature file")
