@@ -9,7 +9,11 @@ Measures, each in fresh subprocesses (best of N):
 * the version lookup (issue 28): a warm ``kernelkit.get_kernel(repo, version=1)`` against the
   pinned call and against ``kernelkit.get_local_kernel`` of the same cached variant, each in a
   fresh process, with the number of subprocesses the version call started (the target: none,
-  and at most 2 ms more than the pinned call).
+  and at most 2 ms more than the pinned call);
+* signatures (issue 25): the same warm pinned call with a trust policy that requires the
+  variant's Ed25519 signature, remembered (``.sigcheck``: the usual warm load) and verified
+  afresh (the remembered check removed first: cryptography imported, the signature checked),
+  against the call without a policy in the same run.
 
 Writes ``benchmarks/results/loader.json``. Run: ``.venv/bin/python benchmarks/bench_loader.py``.
 """
@@ -117,12 +121,17 @@ def best_inner(code: str, env: dict[str, str], n: int) -> dict[str, float]:
 
 def publish(tmp: Path) -> tuple[Path, str]:
     from kernelkit.hub.local import LocalGitHub
+    from kernelkit.signing.keys import generate_key
+    from kernelkit.signing.sign import sign_tree
     from kernelkit.variants.host import detect_system
     from tests.helpers import make_variant
 
     variant = detect_system().arch_variant() or "torch-cpu"
     build = tmp / "tree" / "build"
     make_variant(build, variant, name="bench-demo", uid="b3nch01", factor=2.0)
+    key = generate_key(tmp / "key.pem")
+    sign_tree(build, key)  # build/<variant>.kksig, published beside the variant
+    (tmp / "trust.toml").write_text(f'[orgs.kernels-community]\nkeys = ["{key.fingerprint}"]\n')
     files = {f"build/{p.relative_to(build).as_posix()}": p
              for p in sorted(build.rglob("*")) if p.is_file()}
     commit = LocalGitHub(tmp / "hub").publish(REPO, "v1", files)
@@ -172,6 +181,7 @@ def measure(env: dict[str, str], tree: Path, commit: str, n: int) -> dict[str, A
         code = textwrap.dedent(template).format(pre=DETECTED, **fields)
         lookup[key] = best_inner(code, env, n)
     warm_ver, warm_pin, warm_local = lookup["version"], lookup["pinned"], lookup["local"]
+    signed = measure_signatures(env, commit, n)
     ms = lambda s: round(s * 1000, 2)  # noqa: E731
     return {
         "machine": {"python": platform.python_version(), "platform": platform.platform(),
@@ -219,7 +229,40 @@ def measure(env: dict[str, str], tree: Path, commit: str, n: int) -> dict[str, A
                     "for the three); version=1 is answered from the cache's recorded listing "
                     "while the hub directory's refs stamp matches (a few stats, no git process)",
         },
+        "signature_check_torch_imported": {
+            "pinned_call_no_policy_ms": ms(signed["none"]["call_s"]),
+            "pinned_call_policy_remembered_ms": ms(signed["remembered"]["call_s"]),
+            "pinned_call_policy_verified_afresh_ms": ms(signed["afresh"]["call_s"]),
+            "remembered_minus_no_policy_ms": ms(signed["remembered"]["call_s"]
+                                                - signed["none"]["call_s"]),
+            "afresh_minus_no_policy_ms": ms(signed["afresh"]["call_s"] - signed["none"]["call_s"]),
+            "ratio_remembered_over_no_policy": round(
+                signed["remembered"]["call_s"] / signed["none"]["call_s"], 2),
+            "remembered_minus_no_policy_cpu_ms": ms(signed["remembered"]["call_cpu_s"]
+                                                    - signed["none"]["call_cpu_s"]),
+            "note": "the trust policy lists the variant's key; 'remembered' is every warm load "
+                    "after the first (the verification is kept in .<variant>.sigcheck, the "
+                    "policy re-read and judged), 'afresh' the first load after a download "
+                    "(cryptography imported, Ed25519 verified)",
+        },
     }
+
+
+FORGET = ("import pathlib\n[p.unlink() for p in pathlib.Path({cache!r}).glob("
+          "'*/*/build/.*.sigcheck')]")
+
+
+def measure_signatures(env: dict[str, str], commit: str, n: int) -> dict[str, dict[str, float]]:
+    """The warm pinned call without a policy, with one (remembered), with one (afresh)."""
+    policy = {**env, "KERNELKIT_TRUST_POLICY": str(Path(env["KERNELKIT_CACHE"]).parent
+                                                   / "trust.toml")}
+    code = textwrap.dedent(WARM_KERNELKIT)
+    forget = FORGET.format(cache=env["KERNELKIT_CACHE"])
+    return {"none": best_inner(code.format(repo=REPO, commit=commit, pre=DETECTED), env, n),
+            "remembered": best_inner(code.format(repo=REPO, commit=commit, pre=DETECTED),
+                                     policy, n),
+            "afresh": best_inner(code.format(repo=REPO, commit=commit,
+                                             pre=DETECTED + "\n" + forget), policy, n)}
 
 
 if __name__ == "__main__":

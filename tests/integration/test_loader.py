@@ -132,7 +132,8 @@ def test_warm_pinned_call_makes_no_hub_calls(env: dict[str, Any]) -> None:
     commit = publish(hub, tmp, REPO, "v1", {HOST: dict(uid=uid())})
     cold = CountingHub(hub)
     module = api.get_kernel(REPO, revision=commit, hub=cold)
-    assert cold.calls == ["resolve", "read_file", "list_dirs", "list_files", "fetch"]
+    assert cold.calls == ["resolve", "read_file", "list_dirs", "list_files", "fetch",
+                          "read_file"]  # the last: build/<variant>.kksig (docs/security.md)
     warm = CountingHub(hub)
     assert api.get_kernel(REPO, revision=commit, hub=warm) is module
     assert api.install_kernel(REPO, revision=commit, hub=warm).is_dir()

@@ -84,10 +84,11 @@ def run_workers(hub: LocalGitHub, tmp_path: Path, n: int) -> list[str]:
     return log.read_text().splitlines()
 
 
-def test_cold_get_kernel_makes_five_hub_calls(hub: LocalGitHub, tmp_path: Path) -> None:
+def test_cold_get_kernel_makes_six_hub_calls(hub: LocalGitHub, tmp_path: Path) -> None:
     calls = [line.split()[1] for line in run_workers(hub, tmp_path, 1)]
-    # read_file: the commit's kernel-status.toml (a redirect?), once per commit
-    assert calls == ["list_refs", "read_file", "list_dirs", "list_files", "fetch"]
+    # read_file: the commit's kernel-status.toml (a redirect?), once per commit; the last one:
+    # the variant's signature file build/<variant>.kksig, recorded for offline checks
+    assert calls == ["list_refs", "read_file", "list_dirs", "list_files", "fetch", "read_file"]
     # warm: the second load (new process) asks the hub nothing: the moving branch v1 is checked
     # against the recorded listing by the hub directory's refs stamp (a few stats, no git)
     warm = [line.split()[1] for line in run_workers(hub, tmp_path, 1)][len(calls):]
