@@ -237,6 +237,11 @@ def test_a_warm_load_reuses_the_remembered_check_without_cryptography(
 
     assert fresh() == "True"  # the first load verified the signature
     assert fresh() == "False"  # the second reused what it found, the policy judged again
+    without = {k: v for k, v in os.environ.items() if k != "KERNELKIT_TRUST_POLICY"}
+    proc = subprocess.run([sys.executable, "-c", code.replace(
+        "'cryptography' in sys.modules", "[m for m in sys.modules if 'signing' in m]")],
+        capture_output=True, text=True, env=without, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == "[]"  # no policy: nothing of it imported
     cached = next(Path(os.environ["KERNELKIT_CACHE"]).glob(f"*/*/build/.{HOST}.kksig"))
     other = new_key(tmp_path, "other")
     from kernelkit.signing.sign import sign_variant

@@ -270,6 +270,8 @@ def _remove(item: Removal) -> None:
     if item.what == "variant" and item.commit is not None and item.variant is not None:
         receipt = item.path.parent / f".{item.variant}.receipt"
         receipt.unlink(missing_ok=True)  # first: a reader re-verifies, never trusts a half tree
+        for record in (".kksig", ".sigcheck"):  # the signature records (loader/signatures.py)
+            (item.path.parent / f".{item.variant}{record}").unlink(missing_ok=True)
     if item.path.is_dir() and not item.path.is_symlink():
         aside = temp_sibling(item.path, "rm")
         try:

@@ -46,11 +46,14 @@ class Settings(NamedTuple):
     require_signed: bool = False
     sigstore_trusted_root: Path | None = None
 
-    def trust_policy(self) -> TrustPolicy:
-        """The trust policy (read once per file version in a process; none: an empty one)."""
-        from kernelkit.signing.policy import EMPTY, cached_policy
+    def trust_policy(self) -> TrustPolicy | None:
+        """The trust policy (read once per file version in a process); ``None`` without one
+        (nothing of ``kernelkit.signing`` is imported then)."""
+        if self.trust_policy_path is None:
+            return None
+        from kernelkit.signing.policy import cached_policy
 
-        return EMPTY if self.trust_policy_path is None else cached_policy(self.trust_policy_path)
+        return cached_policy(self.trust_policy_path)
 
     def open_hub(self) -> Hub:
         """Construct the configured hub (only when a hub call is really needed)."""

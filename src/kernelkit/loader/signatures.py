@@ -61,16 +61,17 @@ def check_signature(variant_dir: Path, repo_id: str, *, settings: Settings,
     policy = settings.trust_policy()
     sigfile_raw = _sigfile(variant_dir, repo_id, hub, commit, offline=settings.offline)
     bundle = variant_dir / "metadata.json.sigstore"
-    if locked_signer is None and not policy.applies(repo_id, require=require_all):
+    if locked_signer is None and not require_all and (
+            policy is None or not policy.applies(repo_id)):
         _note_once(variant_dir, repo_id, signed=bool(sigfile_raw) or bundle.is_file())
         return None
     from kernelkit.artifact.metadata import read_bytes
-    from kernelkit.signing.policy import judge
+    from kernelkit.signing.policy import EMPTY, judge
 
     metadata_raw = read_bytes(variant_dir / "metadata.json")
     bundle_raw = read_owned(bundle)
     signers = _signers(variant_dir, metadata_raw, sigfile_raw or None, bundle_raw, settings)
-    verdict = judge(policy, signers, repo_id=repo_id, variant=variant_dir.name,
+    verdict = judge(policy or EMPTY, signers, repo_id=repo_id, variant=variant_dir.name,
                     require=require_all, locked_signer=locked_signer)
     log.debug("%s", verdict.note)
     return verdict.signer
@@ -92,9 +93,12 @@ def _note_once(variant_dir: Path, repo_id: str, *, signed: bool) -> None:
     if key in _noted:
         return
     _noted.add(key)
-    from kernelkit.signing.policy import unchecked_note
-
-    log.info("%s", unchecked_note(signed, repo_id, variant_dir.name))
+    if signed:
+        log.info("kernel %s variant %s carries a signature; not checked: no trust policy "
+                 "lists its organisation", repo_id, variant_dir.name)
+    else:
+        log.info("kernel %s variant %s is unsigned (no trust policy applies; "
+                 "docs/security.md)", repo_id, variant_dir.name)
 
 
 def _signers(variant_dir: Path, metadata_raw: bytes, sigfile_raw: bytes | None,
@@ -193,7 +197,9 @@ def _judged(variant_dir: Path, repo_id: str, settings: Settings, hub: LazyHub,
     signers = verify_signers(read_bytes(variant_dir / "metadata.json"), sigfile,
                              read_owned(variant_dir / "metadata.json.sigstore"), settings)
     name = variant_dir.name
-    policy = settings.trust_policy()
+    from kernelkit.signing.policy import EMPTY
+
+    policy = settings.trust_policy() or EMPTY
     if policy.applies(repo_id, require=settings.require_signed):
         try:
             verdict = judge(policy, signers, repo_id=repo_id, variant=name,

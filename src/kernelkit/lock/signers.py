@@ -19,12 +19,12 @@ from kernelkit.loader.settings import Settings
 def locked_signers(hub: Hub, repo_id: str, commit: str, entries: Iterable[FileEntry],
                    variants: Iterable[str], settings: Settings) -> dict[str, str]:
     """``{variant: signer identity}`` for the variants that carry an acceptable signature."""
-    from kernelkit.signing.policy import judge
+    from kernelkit.signing.policy import EMPTY, judge
     from kernelkit.signing.sigfile import hub_path
     from kernelkit.signing.verify import Signers, collect
 
     paths = {e.path for e in entries}
-    policy = settings.trust_policy()
+    policy = settings.trust_policy() or EMPTY
     applies = policy.applies(repo_id, require=settings.require_signed)
     out: dict[str, str] = {}
     for variant in variants:

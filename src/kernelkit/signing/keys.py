@@ -17,14 +17,10 @@ import hashlib
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kernelkit.errors import SigningKeyError
-from kernelkit.util.fs import atomic_write_bytes
-from kernelkit.util.inputs import read_input
-from kernelkit.util.paths import user_config_dir
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -69,8 +65,7 @@ def _b64(text: str) -> bytes | None:
         return None
 
 
-@dataclass(frozen=True)
-class SigningKey:
+class SigningKey(NamedTuple):
     """A private key read from a file (or a CI secret) and what names it."""
 
     private: Ed25519PrivateKey
@@ -91,6 +86,8 @@ class SigningKey:
 
 def default_key_path(env: Mapping[str, str]) -> Path:
     """``$XDG_CONFIG_HOME/kernelkit/signing-key.pem`` (``~/.config`` when unset)."""
+    from kernelkit.util.paths import user_config_dir
+
     return user_config_dir(env) / "signing-key.pem"
 
 
@@ -107,6 +104,8 @@ def generate_key(path: Path, *, comment: str = "", force: bool = False) -> Signi
     _crypto()
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from kernelkit.util.fs import atomic_write_bytes
 
     pub = public_path(path)
     for target in (path, pub):
@@ -131,6 +130,8 @@ def public_path(path: Path) -> Path:
 
 def load_key_file(path: Path) -> SigningKey:
     """The private key in ``path``; ``SigningKeyError`` names the file and what is wrong."""
+    from kernelkit.util.inputs import read_input
+
     try:
         data = read_input(path, MAX_KEY_BYTES)
     except (FileNotFoundError, NotADirectoryError):

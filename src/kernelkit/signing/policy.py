@@ -22,9 +22,8 @@ one that is not listed has no identity that may publish, so its kernels are refu
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kernelkit.errors import InputFileError, SignatureError, SigningKeyError
 from kernelkit.signing.keys import is_fingerprint
@@ -38,8 +37,7 @@ _GH_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9._-]+")
 _HINT = "fix the trust policy file (docs/security.md, 'Signatures')"
 
 
-@dataclass(frozen=True)
-class SigstoreIdentity:
+class SigstoreIdentity(NamedTuple):
     """A GitHub workflow that may sign (upstream's ``GitHubWorkflowPolicy``)."""
 
     repository: str
@@ -55,8 +53,7 @@ class SigstoreIdentity:
         return tuple(SIGSTORE_PREFIX + w for w in self.workflows)
 
 
-@dataclass(frozen=True)
-class OrgPolicy:
+class OrgPolicy(NamedTuple):
     keys: tuple[str, ...] = ()
     sigstore: tuple[SigstoreIdentity, ...] = ()
     revoked: frozenset[str] = frozenset()
@@ -70,10 +67,11 @@ class OrgPolicy:
         return signer.identity in self.keys
 
 
-@dataclass(frozen=True)
-class TrustPolicy:
+class TrustPolicy(NamedTuple):
+    """A parsed policy (a NamedTuple, as every value on the load path: cheap to define)."""
+
     source: str
-    orgs: dict[str, OrgPolicy] = field(default_factory=dict)
+    orgs: dict[str, OrgPolicy]
     revoked: frozenset[str] = frozenset()
     require_signature: bool = False
 
@@ -89,7 +87,7 @@ class TrustPolicy:
         return identity in self.revoked or (org is not None and identity in org.revoked)
 
 
-EMPTY = TrustPolicy("(no trust policy)")
+EMPTY = TrustPolicy("(no trust policy)", {})
 
 
 def is_identity(value: object) -> bool:
@@ -191,8 +189,7 @@ def _bad(source: str, field_name: str, what: str) -> SigningKeyError:
 # --- judging ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """What the policy says of a variant: ``signer`` the accepted identity (``None``: no policy
     applies and the variant loads as before), ``note`` the one line to log."""
 

@@ -23,8 +23,8 @@ import base64
 import binascii
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from kernelkit.errors import SignatureMaterialError, SigningKeyError
 from kernelkit.signing.keys import parse_public_key
@@ -36,14 +36,12 @@ MAX_SIGNATURES = 64
 CONTEXT = b"kernelkit-signature-v1\x00metadata.json\x00"
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(NamedTuple):
     public_raw: bytes
     signature: bytes
 
 
-@dataclass(frozen=True)
-class SigFile:
+class SigFile(NamedTuple):
     metadata_sha256: str
     signatures: tuple[Signature, ...]
 

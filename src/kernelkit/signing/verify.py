@@ -9,15 +9,14 @@ not be read. Whether a verified identity may publish is :mod:`kernelkit.signing.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from kernelkit.errors import SignatureMaterialError
 from kernelkit.signing.sigfile import parse_sigfile, signed_message
 
 
-@dataclass(frozen=True)
-class Signer:
+class Signer(NamedTuple):
     """A verified signature: ``identity`` is a key fingerprint (``ed25519:SHA256:...``) or
     ``sigstore:<workflow URI>``; ``claims`` the sigstore certificate's OIDC claims."""
 
@@ -31,13 +30,12 @@ class Signer:
         return {"identity": self.identity, "claims": dict(self.claims)}
 
 
-@dataclass(frozen=True)
-class Signers:
+class Signers(NamedTuple):
     """Every signature of one ``metadata.json``, checked."""
 
     valid: tuple[Signer, ...] = ()
     invalid: tuple[str, ...] = ()  # identities whose signature does not verify
-    problems: tuple[str, ...] = field(default=())  # signature material that cannot be read
+    problems: tuple[str, ...] = ()  # signature material that cannot be read
 
     @property
     def signed(self) -> bool:
