@@ -418,8 +418,9 @@ def test_interrupted_download_staging_is_removed_by_the_next_load(env: dict[str,
     (stale / "build" / HOST / "half.so").write_bytes(b"\0" * 10)
     api.get_kernel("kernels-community/st", version=1, hub=hub)
     assert not stale.exists()
-    assert [p.name for p in stale.parent.iterdir() if p.name.startswith(f".{HOST}.")] == [
-        f".{HOST}.receipt"]
+    # left: the receipt and the hub's signature file (recorded at download; docs/security.md)
+    assert sorted(p.name for p in stale.parent.iterdir() if p.name.startswith(f".{HOST}.")) \
+        == [f".{HOST}.kksig", f".{HOST}.receipt"]
 
 
 def test_replace_dir_recovers_an_old_tree_set_aside(tmp_path: Path) -> None:
