@@ -316,6 +316,14 @@ def test_verify_signature_all_variants(tmp_path: Path, hub: LocalGitHub,
     proc = run_cli("verify-signature", repo, "1", "--all-variants")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("ok ") == 2
+    by_branch = run_cli("verify-signature", repo, "--revision", "v1", "--json")
+    assert by_branch.returncode == 0 and len(json.loads(by_branch.stdout)["variants"]) == 1
+    assert run_cli("verify-signature", repo).returncode == 2  # neither VERSION nor --revision
+    unsigned = repo_name()
+    Published(tmp_path, hub, unsigned, None)
+    assert run_cli("verify-signature", unsigned, "1").returncode == 1
+    skipped = run_cli("verify-signature", unsigned, "1", "--filter-unsigned")
+    assert skipped.returncode == 0 and skipped.stdout == ""
 
 
 @pytest.mark.slow

@@ -15,12 +15,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "build/<variant>.kksig, upstream's metadata.json.sigstore) and apply the trust policy "
         "(KERNELKIT_TRUST_POLICY). Exit code 1 when a variant is unsigned or refused.")
     p.add_argument("repo_id", metavar="REPO", help="ORG/NAME")
-    p.add_argument("version", metavar="VERSION",
+    p.add_argument("version", metavar="VERSION", nargs="?",
                    help="major version (1: the branch v1) or a release specifier ('>=1.1,<2')")
     p.add_argument("--all-variants", action="store_true", help="every variant, not only "
                    "the one this machine would load")
     p.add_argument("--filter-unsigned", action="store_true", help="skip unsigned variants")
-    p.add_argument("--revision", help="a branch, tag or commit instead of VERSION ('-')")
+    p.add_argument("--revision", help="a branch, tag or commit instead of VERSION")
     p.add_argument("--backend", help="judge variants for another backend (cpu, cuda, ...)")
     p.add_argument("--hub", help="hub directory, git+<url>, or hf (default: $KERNELKIT_HUB)")
     p.add_argument("--cache-dir", type=Path, help="the kernel cache (default: $KERNELKIT_CACHE)")
@@ -29,11 +29,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernelkit.errors import UsageError
     from kernelkit.hub import open_hub
     from kernelkit.loader.signatures import verify_kernel_signatures
 
+    if (args.version is None) == (args.revision is None):
+        raise UsageError("give exactly one of VERSION and --revision",
+                         hint="e.g. kernelkit verify-signature org/name 1")
     version: int | str | None = None
-    if args.revision is None:
+    if args.version is not None:
         version = int(args.version) if args.version.isdigit() else args.version
     hub = open_hub(args.hub) if args.hub else None
     commit, results = verify_kernel_signatures(
