@@ -49,7 +49,7 @@ def signed_build(img2gray_cpu_build: Path, tmp_path_factory: pytest.TempPathFact
 def signed_served(signed_build: Path, tmp_path_factory: pytest.TempPathFactory
                   ) -> Iterator[HubServer]:
     from kernelkit.hub.local import LocalGitHub
-    from kernelkit.hub.publish import upload
+    from kernelkit.publish.upload import upload
 
     root = tmp_path_factory.mktemp("signed-hub")
     upload(signed_build, LocalGitHub(root / "hub"), repo_id=REPO_ID)

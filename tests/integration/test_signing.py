@@ -21,8 +21,8 @@ from kernelkit.artifact.layout import seal_variant  # noqa: E402
 from kernelkit.artifact.metadata import Metadata  # noqa: E402
 from kernelkit.errors import IntegrityError, SignatureError  # noqa: E402
 from kernelkit.hub.local import LocalGitHub  # noqa: E402
-from kernelkit.hub.publish import upload  # noqa: E402
 from kernelkit.loader import api  # noqa: E402
+from kernelkit.publish.upload import upload  # noqa: E402
 from kernelkit.signing.keys import SigningKey, generate_key  # noqa: E402
 from kernelkit.variants.host import detect_system  # noqa: E402
 from tests.helpers import make_variant, run_cli, write_trust_policy  # noqa: E402

@@ -23,8 +23,8 @@ torch = pytest.importorskip("torch")
 
 from kernelkit.errors import SignatureError  # noqa: E402
 from kernelkit.hub.local import LocalGitHub  # noqa: E402
-from kernelkit.hub.publish import upload  # noqa: E402
 from kernelkit.loader import api  # noqa: E402
+from kernelkit.publish.upload import upload  # noqa: E402
 from kernelkit.signing.sigstore_bundle import verify_bundle  # noqa: E402
 from kernelkit.signing.verify import collect  # noqa: E402
 from kernelkit.variants.host import detect_system  # noqa: E402
