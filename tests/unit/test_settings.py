@@ -88,3 +88,25 @@ def test_declarations_are_unique_and_documented() -> None:
     names = [v.name for v in s.SETTINGS]
     assert len(names) == len(set(names))
     assert all(v.doc and v.default and v.read_by for v in s.SETTINGS)
+
+
+def test_the_signature_settings_are_read_through_their_declarations(tmp_path: Path) -> None:
+    """Issue 25's variables: ``KERNELKIT_REQUIRE_SIGNED`` reads the one flag vocabulary, the
+    trust policy defaults to ``$XDG_CONFIG_HOME/kernelkit/trust.toml`` only when it exists."""
+    from kernelkit.loader.settings import read_settings
+    from kernelkit.signing.keys import default_key_path
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "KERNELKIT_REQUIRE_SIGNED": " Yes "}
+    got = read_settings(env)
+    assert got.require_signed and got.trust_policy_path is None
+    assert got.sigstore_trusted_root is None
+    (tmp_path / "kernelkit").mkdir()
+    (tmp_path / "kernelkit" / "trust.toml").write_text("")
+    assert read_settings(env).trust_policy_path == tmp_path / "kernelkit" / "trust.toml"
+    named = {**env, "KERNELKIT_TRUST_POLICY": "/p.toml", "KERNELKIT_REQUIRE_SIGNED": "off",
+             "KERNELKIT_SIGSTORE_TRUSTED_ROOT": "/root.json"}
+    got = read_settings(named)
+    assert got.trust_policy_path == Path("/p.toml") and not got.require_signed
+    assert got.sigstore_trusted_root == Path("/root.json")
+    assert default_key_path(env) == tmp_path / "kernelkit" / "signing-key.pem"
+    assert s.KERNELKIT_SIGNING_KEY.read({"KERNELKIT_SIGNING_KEY": ""}) is None
