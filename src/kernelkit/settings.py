@@ -294,9 +294,11 @@ KERNELKIT_TRUST_POLICY = PathSetting(
     doc="the trust policy: who may publish per organisation, revoked keys (named but missing: "
         "an error)")
 KERNELKIT_REQUIRE_SIGNED = Flag(
-    "KERNELKIT_REQUIRE_SIGNED", default=False, read_by="`loader/settings.py`",
+    "KERNELKIT_REQUIRE_SIGNED", default=False, read_by="`loader/settings.py`", strict=True,
+    hint="set it to 1 to require signatures, 0 not to, or unset it",
     doc="every kernel loaded must carry a signature the trust policy accepts "
-        "(`require_signature=` wins)")
+        "(`require_signature=` wins; another word is an error: a misspelt security switch is "
+        "never silently off)")
 KERNELKIT_SIGSTORE_TRUSTED_ROOT = PathSetting(
     "KERNELKIT_SIGSTORE_TRUSTED_ROOT", default="sigstore's public-good root",
     read_by="`loader/settings.py`",

@@ -110,3 +110,12 @@ def test_the_signature_settings_are_read_through_their_declarations(tmp_path: Pa
     assert got.sigstore_trusted_root == Path("/root.json")
     assert default_key_path(env) == tmp_path / "kernelkit" / "signing-key.pem"
     assert s.KERNELKIT_SIGNING_KEY.read({"KERNELKIT_SIGNING_KEY": ""}) is None
+
+
+def test_a_misspelt_require_signed_is_an_error_not_silently_off() -> None:
+    from kernelkit.loader.settings import read_settings
+
+    with pytest.raises(UsageError, match="KERNELKIT_REQUIRE_SIGNED='ture' is not a boolean") \
+            as info:
+        read_settings({"KERNELKIT_REQUIRE_SIGNED": "Ture"})
+    assert "to require signatures" in (info.value.hint or "")
