@@ -278,6 +278,10 @@ def test_lock_records_the_signer_and_locked_loads_verify_it_offline(
     with pytest.raises(SignatureError) as err:
         kernelkit.load_kernel(repo, lockfile=project / "kernels.lock")
     assert err.value.expected == (other.fingerprint,) and HOST in err.value.message
+    monkeypatch.delenv("KERNELKIT_OFFLINE")  # get_locked_kernel holds the pin online too
+    with pytest.raises(SignatureError) as err:
+        kernelkit.get_locked_kernel(repo, lockfile=project / "kernels.lock")
+    assert err.value.expected == (other.fingerprint,) and HOST in err.value.message
 
 
 def test_upload_refuses_a_stale_signature_and_the_cli_signs(
