@@ -25,7 +25,12 @@ from kernelkit.loader import api  # noqa: E402
 from kernelkit.publish.upload import upload  # noqa: E402
 from kernelkit.signing.keys import SigningKey, generate_key  # noqa: E402
 from kernelkit.variants.host import detect_system  # noqa: E402
-from tests.helpers import make_variant, run_cli, write_trust_policy  # noqa: E402
+from tests.helpers import (  # noqa: E402
+    make_variant,
+    publish_build,
+    run_cli,
+    write_trust_policy,
+)
 
 HOST = detect_system().arch_variant() or "torch-cpu"
 
@@ -51,6 +56,8 @@ class Published:
 
 @pytest.fixture
 def hub(isolated_settings: Path) -> LocalGitHub:
+    """The hub ``get_kernel`` reads here (``KERNELKIT_HUB_DIR`` of the isolated settings), not
+    the empty one tests/integration/conftest.py gives."""
     return LocalGitHub(Path(os.environ["KERNELKIT_HUB_DIR"]))
 
 
@@ -99,9 +106,7 @@ def _republish_tampered(hub: LocalGitHub, repo: str, pub: Published, change: str
     import dataclasses
 
     seal_variant(vdir, dataclasses.replace(meta, digest=None))
-    files = {f"build/{p.relative_to(pub.build).as_posix()}": p
-             for p in sorted(pub.build.rglob("*")) if p.is_file()}
-    hub.publish(repo, "v1", files, delete_prefixes=("build/",))
+    publish_build(hub, repo, "v1", pub.build)
 
 
 @pytest.mark.parametrize("change", ["metadata", "file"])
@@ -125,9 +130,7 @@ def test_a_changed_file_without_reseal_is_an_integrity_error(
     repo = repo_name()
     pub = Published(tmp_path, hub, repo, key)
     (pub.variant / "_ops.py").write_text("raise SystemExit('planted')\n")
-    files = {f"build/{p.relative_to(pub.build).as_posix()}": p
-             for p in sorted(pub.build.rglob("*")) if p.is_file()}
-    hub.publish(repo, "v1", files, delete_prefixes=("build/",))
+    publish_build(hub, repo, "v1", pub.build)
     policy(tmp_path, monkeypatch, orgs={"acme": [key.fingerprint]})
     with pytest.raises(IntegrityError):
         load(repo)
@@ -358,9 +361,7 @@ def test_a_compiled_build_signed_uploaded_and_loaded(
     import dataclasses
 
     seal_variant(vdir, dataclasses.replace(meta, digest=None))
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    hub.publish(repo, "v1", files, delete_prefixes=("build/",))
+    publish_build(hub, repo, "v1", build)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=os.environ.copy(), timeout=300)
     assert proc.returncode != 0 and "does not match metadata.json" in proc.stderr
