@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import (
@@ -35,6 +36,9 @@ from kernelkit.lock.verify import (
     record_lfs,
     verify_locked_variant,
 )
+
+if TYPE_CHECKING:
+    from kernelkit.loader.provider import MissingVariant, VariantProvider
 
 __all__ = ["LockedSet", "get_locked_kernel", "load_kernel", "locked_entry"]
 
@@ -93,57 +97,87 @@ def locked_entry(repo_id: str, lockfile: Path | str | None) -> KernelLock:
 def get_locked_kernel(repo_id: str, *, lockfile: Path | str | None = None,
                       backend: str | None = None, check_arch: bool = True,
                       trust_remote_code: bool | list[str] = False, hub: Hub | None = None,
-                      cache_dir: Path | None = None) -> ModuleType:
+                      cache_dir: Path | None = None,
+                      variant_provider: VariantProvider | None = None) -> ModuleType:
     """Load the locked commit of ``repo_id``, downloading this machine's variant if needed.
     ``check_arch`` as for ``get_kernel``. Its ``kernel-depends`` load the same way: locked
     ones at their locked commit, others by their version through ``get_kernel``
-    (``trust_remote_code`` applies to those)."""
+    (``trust_remote_code`` applies to those). ``variant_provider``: see :func:`load_locked`."""
     return load_locked(repo_id, LockedSet.read(lockfile), offline=False, backend=backend,
                        check_arch=check_arch, trust_remote_code=trust_remote_code, hub=hub,
-                       cache_dir=cache_dir)
+                       cache_dir=cache_dir, variant_provider=variant_provider)
 
 
 def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | None = None,
-                check_arch: bool = True, cache_dir: Path | None = None) -> ModuleType:
+                check_arch: bool = True, cache_dir: Path | None = None,
+                variant_provider: VariantProvider | None = None) -> ModuleType:
     """Load the locked commit of ``repo_id`` from the cache alone: no hub, no network.
     ``check_arch`` as for ``get_kernel``; its ``kernel-depends`` must be locked too."""
     return load_locked(repo_id, LockedSet.read(lockfile), offline=True, backend=backend,
-                       check_arch=check_arch, cache_dir=cache_dir)
+                       check_arch=check_arch, cache_dir=cache_dir,
+                       variant_provider=variant_provider)
 
 
 def load_locked(repo_id: str, locked: LockedSet, *, offline: bool, backend: str | None = None,
                 check_arch: bool = True, trust_remote_code: bool | list[str] = False,
-                hub: Hub | None = None, cache_dir: Path | None = None) -> ModuleType:
+                hub: Hub | None = None, cache_dir: Path | None = None,
+                variant_provider: VariantProvider | None = None) -> ModuleType:
     """``get_locked_kernel`` (``offline=False``) or ``load_kernel`` (``offline=True``) over
-    entries already read."""
+    entries already read. ``variant_provider`` (``kernelkit.loader.provider``) supplies a
+    variant when none of the locked commit fits, pinned to the sources digest the lock
+    records (``kernels.lock.hashes``); such a variant is held to that digest instead of a
+    variant hash."""
     from kernelkit.loader.importer import RepoInfo, import_variant
 
     lock = locked.entry(repo_id)
     deps = _locked_dependency_loader(repo_id, locked, offline=offline, backend=backend,
                                      check_arch=check_arch, hub=hub, cache_dir=cache_dir,
-                                     trust_remote_code=trust_remote_code)
-    variant_dir = (_installed_offline(lock, backend, cache_dir) if offline
-                   else _installed_online(lock, backend, hub, cache_dir))
+                                     trust_remote_code=trust_remote_code,
+                                     variant_provider=variant_provider)
+    provider = PinnedSources(variant_provider, lock) if variant_provider is not None else None
+    variant_dir = (_installed_offline(lock, backend, cache_dir, provider) if offline
+                   else _installed_online(lock, backend, hub, cache_dir, provider))
     return import_variant(variant_dir, RepoInfo(lock.repo_id, lock.sha), check_arch=check_arch,
                           load_deps=deps)
 
 
+class PinnedSources:
+    """A variant provider held to the lock: it is told the load is locked and which sources
+    digest the lock pins (``None``: the lock records none, and a locked build refuses)."""
+
+    def __init__(self, inner: VariantProvider, lock: KernelLock) -> None:
+        self.inner = inner
+        self.lock = lock
+
+    def provide(self, missing: MissingVariant) -> Path:
+        return self.inner.provide(missing._replace(locked=True,
+                                                   pinned_sources=self.lock.sources))
+
+
 def _installed_online(lock: KernelLock, backend: str | None, hub: Hub | None,
-                      cache_dir: Path | None) -> Path:
+                      cache_dir: Path | None, provider: VariantProvider | None = None) -> Path:
     from kernelkit.loader.api import install_kernel
+    from kernelkit.loader.provider import is_built_locally
 
     variant_dir = install_kernel(lock.repo_id, revision=lock.sha, backend=backend, hub=hub,
-                                 cache_dir=cache_dir)
+                                 cache_dir=cache_dir, variant_provider=provider)
+    if is_built_locally(variant_dir):
+        return variant_dir  # built from the sources the lock pins (PinnedSources)
     _verify_online(variant_dir, lock, hub)
     return variant_dir
 
 
-def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | None) -> Path:
+def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | None,
+                       provider: VariantProvider | None = None) -> Path:
     from kernelkit.loader.api import install_kernel
+    from kernelkit.loader.provider import is_built_locally
 
     try:
         variant_dir = install_kernel(lock.repo_id, revision=lock.sha, local_files_only=True,
-                                     backend=backend, cache_dir=cache_dir)
+                                     backend=backend, cache_dir=cache_dir,
+                                     variant_provider=provider)
+        if is_built_locally(variant_dir):
+            return variant_dir
     except (OfflineError, VariantNotFoundError) as exc:
         found = _from_any_hub(lock, backend, cache_dir) if lock.variants else None
         if found is not None:
@@ -162,7 +196,8 @@ def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | 
 def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
                               backend: str | None, check_arch: bool, hub: Hub | None,
                               cache_dir: Path | None,
-                              trust_remote_code: bool | list[str]) -> LoadDeps:
+                              trust_remote_code: bool | list[str],
+                              variant_provider: VariantProvider | None = None) -> LoadDeps:
     """``kernel-depends`` of a locked kernel: a dependency locked in the same file loads at its
     locked commit (from the cache alone when ``offline``); any other through ``get_kernel``
     online, and offline it must be locked (``KernelNotLockedError``)."""
@@ -172,12 +207,13 @@ def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
         if offline or locked.has(dep.repo_id):
             return load_locked(dep.repo_id, locked, offline=offline, backend=backend,
                                check_arch=check_arch, trust_remote_code=trust_remote_code,
-                               hub=hub, cache_dir=cache_dir)
+                               hub=hub, cache_dir=cache_dir, variant_provider=variant_provider)
         from kernelkit.loader.api import get_kernel
 
         return get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
                           backend=backend, trust_remote_code=trust_remote_code,
-                          check_arch=check_arch, hub=hub, cache_dir=cache_dir)
+                          check_arch=check_arch, hub=hub, cache_dir=cache_dir,
+                          variant_provider=variant_provider)
 
     def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
         return load_dependencies(
