@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernelkit.artifact.sources import SourceArchive
 from kernelkit.hub.local import LocalGitHub
+from kernelkit.hub.port import Hub
 from kernelkit.hub.publish import upload
 from kernelkit.source_build.pack import pack_project
 
@@ -27,6 +28,7 @@ logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(m
 import torch, kernelkit
 kwargs = json.loads(sys.argv[1])
 loader = getattr(kernelkit, kwargs.pop("loader", "get_kernel"))
+device = kwargs.pop("device", "cpu")
 try:
     k = loader("kernelkit-examples/img2gray", **kwargs)
 except Exception as exc:
@@ -36,23 +38,25 @@ img = torch.randint(0, 256, (3, 17, 9, 3), dtype=torch.uint8,
                     generator=torch.Generator().manual_seed(0))
 x = img.to(torch.float32)
 ref = ((x[..., 0] * 0.299 + x[..., 1] * 0.587 + x[..., 2] * 0.114) + 0.5).to(torch.uint8)
-assert torch.equal(k.img2gray(img), ref)
+assert torch.equal(k.img2gray(img.to(device)).cpu(), ref)
 print("LOADED", k.__file__)
 """
 
 
-def publish(hub_root: Path, project: Path, variant_dir: Path, *, as_variant: str, tmp: Path,
-            sources: SourceArchive | None = None, repo_id: str = REPO) -> tuple[str, SourceArchive]:
+def publish(hub_root: Path | Hub, project: Path, variant_dir: Path, *, as_variant: str,
+            tmp: Path, sources: SourceArchive | None = None,
+            repo_id: str = REPO) -> tuple[str, SourceArchive]:
     """Publish a copy of ``variant_dir`` named ``as_variant`` (another torch's name: the
     digest does not cover the directory name) as ``v1`` with the sources of ``project``
-    (``kernelkit upload``'s own code); ``sources`` replaces the archive (a tampered one)."""
+    (``kernelkit upload``'s own code) to a local hub at ``hub_root`` (or that hub);
+    ``sources`` replaces the archive (a tampered one)."""
     build = tmp / "publish" / as_variant / "build"
     shutil.copytree(variant_dir, build / as_variant,
                     ignore=shutil.ignore_patterns("__pycache__"))
     archive = pack_project(project, tmp / "sources" / as_variant)
     assert archive is not None
-    result = upload(build.parent, LocalGitHub(hub_root), repo_id=repo_id,
-                    sources=sources or archive)
+    hub = LocalGitHub(hub_root) if isinstance(hub_root, Path) else hub_root
+    result = upload(build.parent, hub, repo_id=repo_id, sources=sources or archive)
     assert result.sources == (sources or archive).digest, result.warnings
     return result.commit, archive
 

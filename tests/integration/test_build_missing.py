@@ -357,3 +357,62 @@ def test_torch_2_14_environment_builds_what_2_13_published(
     assert f"/{commit}/local/{built}/__init__.py" in on.stdout
     assert f"building {built} from its sources {archive.digest[:19]}" in on.stderr
     assert sys.executable != str(cuda_torch_python)
+
+
+def test_the_hub_api_carries_the_sources(img2gray_project: Path, img2gray_cpu_build: Path,
+                                         tmp_path: Path) -> None:
+    """Through the Hugging Face Hub API (a real `kernelkit serve`): upload creates the
+    kernelkit-sources branch, and the loader fetches and verifies the archive from it."""
+    from kernelkit.hub.hf import HuggingFaceHub
+    from kernelkit.loader.install import LazyHub
+    from kernelkit.loader.sources import unpack_sources
+    from tests.hubserver import WRITE_TOKEN, run_server
+
+    with run_server(tmp_path / "hub", tmp_path) as server:
+        hub = HuggingFaceHub(token=WRITE_TOKEN, endpoint=server.url)
+        commit, archive = publish(hub, img2gray_project, img2gray_cpu_build, as_variant=OTHER,
+                                  tmp=tmp_path)
+        assert SOURCES_BRANCH in hub.list_refs(REPO).branches
+        assert not [e for e in hub.list_files(REPO, commit) if not e.path.startswith("build/")]
+        rc = RepoCache.of(tmp_path / "cache", REPO, hub.hub_identity)
+        count = unpack_sources(LazyHub(hub, lambda: hub), rc, commit, archive.digest,
+                               tmp_path / "tree", offline=False)
+    assert count == archive.files and (tmp_path / "tree" / "build.toml").is_file()
+    assert rc.sources_archive(archive.path.name).is_file()  # cached once verified
+
+
+@pytest.mark.slow
+@pytest.mark.cuda_build
+@pytest.mark.gpu
+def test_on_a_gpu_the_cuda_variant_is_built_for_its_capability(
+        img2gray_project: Path, cuda_torch_python: Path, tmp_path: Path) -> None:
+    """The CUDA variant, published under another torch's name, is built here for this GPU's
+    capability only, and runs on it."""
+    code = ("import torch, json; print(json.dumps(torch.cuda.get_device_capability() "
+            "if torch.cuda.is_available() else None))")
+    probe = subprocess.run([str(cuda_torch_python), "-c", code], capture_output=True, text=True,
+                           timeout=300)
+    cap = json.loads(probe.stdout.strip().splitlines()[-1])
+    if cap is None:
+        pytest.skip("no CUDA device visible")
+    from kernelkit.builder.api import build
+
+    project = tmp_path / "img2gray"
+    shutil.copytree(img2gray_project, project, symlinks=True)
+    [cuda] = build(project, python=cuda_torch_python, backends=["cuda"],
+                   cuda_capabilities=[f"{cap[0]}.{cap[1]}"])
+    commit, archive = publish(tmp_path / "hub", project, cuda.path,
+                              as_variant=cuda.variant.replace("torch214", "torch213"),
+                              tmp=tmp_path)
+    assert archive.digest == cuda.metadata.provenance.extra["sources"]["digest"]
+    env = {"KERNELKIT_HUB": str(tmp_path / "hub"), "KERNELKIT_CACHE": str(tmp_path / "cache"),
+           "KERNELKIT_TRUSTED_PUBLISHERS": "kernelkit-examples",
+           "PYTHONPATH": os.pathsep.join([SRC, str(tools_path(tmp_path / "tools"))])}
+    out = run_loader(cuda_torch_python, json.dumps({"version": 1, "build_missing": True,
+                                                    "device": "cuda"}), env)
+    assert out.returncode == 0, out.stdout + out.stderr[-4000:]
+    built = Path(out.stdout.split("LOADED ", 1)[1].strip()).parent
+    assert built.name == cuda.variant and built.parent.parent.name == commit
+    meta = json.loads((built / "metadata.json").read_text())
+    assert meta["backend"]["archs"] == [f"{cap[0]}.{cap[1]}"]
+    assert f"for CUDA capabilities {cap[0]}.{cap[1]}" in out.stderr
