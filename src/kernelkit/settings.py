@@ -283,6 +283,13 @@ KERNELKIT_PROGRESS_MIN_BYTES = Count(
     "KERNELKIT_PROGRESS_MIN_BYTES", default=16 * 1024 * 1024, unit="bytes", example=16777216,
     read_by="`loader/progress.py`", doc="downloads smaller than this report no progress")
 
+# --- building a missing variant (issue 29) --------------------------------------------------
+KERNELKIT_BUILD_MISSING = Flag(
+    "KERNELKIT_BUILD_MISSING", default=False,
+    read_by="`source_build/api.py`, `cli/cmd_info.py`, `cli/cmd_variants.py`",
+    doc="when no published variant fits, build it here from the sources published with the "
+        "commit (verified, checked, cached); `build_missing=`/`--build-missing` win")
+
 # --- layers ---------------------------------------------------------------------------------
 DISABLE_KERNEL_MAPPING = Flag(
     "DISABLE_KERNEL_MAPPING", default=False, read_by="`layers/kernelize.py`", strict=True,
@@ -293,7 +300,7 @@ DISABLE_KERNEL_MAPPING = Flag(
 KERNELKIT_CUDA_CAPABILITIES = Text(
     "KERNELKIT_CUDA_CAPABILITIES", default="the toolkit's list", strip=True,
     read_by="`builder/api.py` (parser: `generate/cuda_archs.py` `parse_capabilities`), "
-            "generated `setup.py`",
+            "`source_build/target.py`, generated `setup.py`",
     doc="CUDA capabilities to compile for (`8.0,9.0+PTX`) unless `--cuda-capabilities` is given")
 CUDA_HOME = PathSetting(
     "CUDA_HOME", default="none", read_by="`builder/toolchain/toolkit.py`",

@@ -121,7 +121,7 @@ def test_tampered_sources_are_refused(img2gray_project: Path, img2gray_cpu_build
     assert honest is not None
     kernel = project / "img2gray_cpu" / "img2gray_cpu.cpp"
     kernel.write_text(kernel.read_text().replace("0.299", "0.300"))
-    from kernelkit.builder.build_cache import source_files
+    from kernelkit.builder.caches.build_cache import source_files
     from kernelkit.manifest import load_manifest
 
     manifest = load_manifest(project)

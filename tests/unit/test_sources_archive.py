@@ -65,7 +65,7 @@ def test_the_archive_is_deterministic_and_named_by_its_digest(tmp_path: Path) ->
 
 def test_the_digest_is_the_builders_source_digest(img2gray_project: Path) -> None:
     """One definition: the builder's build-id digest of a project equals the archive's."""
-    from kernelkit.builder.build_cache import source_digest, source_files
+    from kernelkit.builder.caches.build_cache import source_digest, source_files
     from kernelkit.manifest import load_manifest
 
     manifest = load_manifest(img2gray_project)

@@ -1,7 +1,7 @@
 """A kernel project's sources as a value: their digest, a deterministic archive, a safe unpack.
 
 What a build reads (``build.toml``, the kernels' sources and includes, the ``torch-ext``
-package: ``kernelkit.builder.build_cache.source_files``) is recorded in each variant's
+package: ``kernelkit.builder.caches.build_cache.source_files``) is recorded in each variant's
 ``metadata.json`` (``provenance.kernelkit.sources``: ``{"digest", "files", "commit"}``) and
 published as ``sources/<hex>.tar.gz`` on the repository's branch ``kernelkit-sources``
 (:data:`SOURCES_BRANCH`), where upstream's loaders never look. Not on the version branch:

@@ -96,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _build(info: dict[str, Any], hub: Any) -> dict[str, Any] | None:
     """What ``build_missing`` would do here when no published variant fits (else ``None``)."""
+    from kernelkit.settings import KERNELKIT_BUILD_MISSING, process_environ
     from kernelkit.source_build.explain import explain_build
-    from kernelkit.source_build.settings import build_missing_enabled
     from kernelkit.variants.choose import rank_variants
     from kernelkit.variants.host import detect_system
 
     system = detect_system()
     found = explain_build(info["repo_id"], info["commit"],
                           rank_variants(info["variants"], system), system, hub=hub,
-                          enabled=build_missing_enabled())
+                          enabled=KERNELKIT_BUILD_MISSING.read(process_environ()))
     return found.to_json() if found is not None else None

@@ -79,14 +79,14 @@ def _builds(args: argparse.Namespace, rows: list[RevisionVariants],
     if Path(args.kernel).is_dir():
         return {}
     from kernelkit.hub import open_hub
+    from kernelkit.settings import KERNELKIT_BUILD_MISSING, process_environ
     from kernelkit.source_build.explain import explain_build
-    from kernelkit.source_build.settings import build_missing_enabled
 
     hub = open_hub(args.hub) if args.hub else None
     out = {}
     for row in rows:
         found = explain_build(args.kernel, row.commit, row.decisions, system, hub=hub,
-                              enabled=build_missing_enabled())
+                              enabled=KERNELKIT_BUILD_MISSING.read(process_environ()))
         if found is not None:
             out[row.commit] = found
     return out

@@ -10,14 +10,13 @@ really starts, so ``import kernelkit; kernelkit.get_kernel`` stays as light as t
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from kernelkit.loader import api as loader_api
-from kernelkit.source_build.settings import build_missing_enabled
+from kernelkit.settings import KERNELKIT_BUILD_MISSING, process_environ
 
 if TYPE_CHECKING:
     from kernelkit.hub.port import Hub
@@ -33,11 +32,11 @@ def source_build_provider(build_missing: bool | None, *,
     """The provider for ``build_missing`` (``None``: ``KERNELKIT_BUILD_MISSING``), or ``None``
     when the fallback is off. ``trust_remote_code`` given: the provider checks the publisher's
     trust itself before building (``install_kernel``, which has no trust check of its own)."""
-    if not (build_missing if build_missing is not None else build_missing_enabled()):
+    env = dict(process_environ())
+    if not (build_missing if build_missing is not None else KERNELKIT_BUILD_MISSING.read(env)):
         return None
     from kernelkit.source_build.provider import SourceBuild
 
-    env = dict(os.environ)
     if trust_remote_code is None:
         return SourceBuild(env)
     from kernelkit.loader.settings import read_settings

@@ -26,7 +26,7 @@ def find_project(path: Path) -> Path | None:
 def pack_project(path: Path, dest_dir: Path) -> SourceArchive | None:
     """Write the sources archive of the project of ``path`` into ``dest_dir``; ``None`` when
     ``path`` belongs to no project (a bare build tree: nothing to publish)."""
-    from kernelkit.builder.build_cache import source_files
+    from kernelkit.builder.caches.build_cache import source_files
     from kernelkit.manifest import load_manifest
 
     project = find_project(Path(path))

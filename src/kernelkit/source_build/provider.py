@@ -59,7 +59,7 @@ from kernelkit.variants.choose import best_variant, rank_variants
 from kernelkit.variants.host import System
 
 if TYPE_CHECKING:
-    from kernelkit.builder.events import BuildEvent, BuildResult
+    from kernelkit.builder.compile.events import BuildEvent, BuildResult
 
 log = logging.getLogger("kernelkit.source_build")
 

@@ -4,7 +4,7 @@
 hub call, nothing downloaded), so a build that cannot work is refused in one line that says
 what to install: no torch; a backend kernelkit does not build; a project that publishes no
 variant of this machine's backend; missing build tools (cmake/ninja/pyelftools of the
-``build`` extra, a C/C++ compiler: ``builder/build_tools.py``); for CUDA, no ``nvcc``, an
+``build`` extra, a C/C++ compiler: ``builder/toolchain/build_tools.py``); for CUDA, no ``nvcc``, an
 ``nvcc`` of another CUDA major than torch's, an ``nvcc`` that cannot compile for this GPU, or
 no GPU to build for (``KERNELKIT_CUDA_CAPABILITIES`` names the GPUs it will run on instead).
 """
@@ -84,7 +84,7 @@ def _check_project_backend(backend: str, published: Sequence[str], what: str) ->
 
 
 def _check_tools(environ: Mapping[str, str], what: str) -> None:
-    from kernelkit.builder.build_tools import build_tools_problem
+    from kernelkit.builder.toolchain.build_tools import build_tools_problem
 
     problems = []
     if importlib.util.find_spec("elftools") is None:
@@ -100,7 +100,7 @@ def _check_tools(environ: Mapping[str, str], what: str) -> None:
 
 def _cuda(system: System, environ: Mapping[str, str], what: str
           ) -> tuple[tuple[str, ...], str]:
-    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 
     torch_cuda = ".".join(map(str, system.backend_version or ()))
     toolkit = find_cuda_toolkit(environ)
@@ -124,10 +124,11 @@ def _cuda(system: System, environ: Mapping[str, str], what: str
 
 
 def _capabilities(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """This machine's GPUs' capabilities, else ``KERNELKIT_CUDA_CAPABILITIES``."""
+    """``KERNELKIT_CUDA_CAPABILITIES`` when set, else this machine's GPUs' capabilities."""
     from kernelkit.generate.cuda_archs import parse_capabilities
+    from kernelkit.settings import KERNELKIT_CUDA_CAPABILITIES
 
-    given = environ.get("KERNELKIT_CUDA_CAPABILITIES", "").strip()
+    given = KERNELKIT_CUDA_CAPABILITIES.read(environ)
     if given:
         try:
             return tuple(parse_capabilities(given))

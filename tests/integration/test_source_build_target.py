@@ -1,6 +1,7 @@
 """What a build from source would make here, or the one-line refusal saying what to install,
 decided from this machine and the published variant names alone (``source_build.target``,
-issue 29). CUDA cases use this machine's real nvcc with a described (not detected) system."""
+issue 29). CUDA cases use this machine's real nvcc with a described (not detected) system; the
+build tools and nvcc are asked (processes), so this lives in tests/integration."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ needs_nvcc = pytest.mark.skipif(
 
 @needs_nvcc
 def test_cuda_refusals_name_the_toolkit_to_install() -> None:
-    from kernelkit.builder.toolkit import find_cuda_toolkit
+    from kernelkit.builder.toolchain.toolkit import find_cuda_toolkit
 
     toolkit = find_cuda_toolkit()
     assert toolkit is not None
