@@ -11,11 +11,10 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from kernelkit.hub.publish import upload
-
 from kernelkit.artifact.sources import SourceArchive
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.port import Hub
+from kernelkit.publish.upload import upload
 from kernelkit.source_build.pack import pack_project
 
 REPO = "kernelkit-examples/img2gray"

@@ -305,6 +305,33 @@ def test_the_lock_pins_the_sources(published: dict[str, Any], built_by_eight: di
 
 
 @pytest.mark.slow
+def test_a_build_the_check_refuses_is_not_cached(img2gray_project: Path,
+                                                 tmp_path: Path) -> None:
+    """The variant built here goes through `kernelkit check` before it is cached: sources
+    whose package fails to import compile fine, the check refuses them, and nothing is
+    cached (nothing loaded)."""
+    import kernelkit
+    from kernelkit.builder.api import build
+    from kernelkit.errors import BuildError
+
+    project = tmp_path / "img2gray"
+    shutil.copytree(img2gray_project, project, symlinks=True)
+    init = project / "torch-ext" / "img2gray" / "__init__.py"
+    init.write_text(init.read_text() + "\nraise ImportError('broken on purpose')\n")
+    [variant] = build(project, python=Path(sys.executable), backends=["cpu"])
+    publish(tmp_path / "hub", project, variant.path, as_variant=OTHER, tmp=tmp_path)
+    cache = tmp_path / "cache"
+    with pytest.raises(BuildError) as err:
+        kernelkit.install_kernel(REPO, version=1, hub=LocalGitHub(tmp_path / "hub"),
+                                 cache_dir=cache, build_missing=True, trust_remote_code=True)
+    assert "`kernelkit check` refused the build of" in str(err.value)
+    assert "import-failed" in str(err.value)
+    assert "nothing was cached" in (err.value.hint or "")
+    rc = RepoCache.of(cache, REPO, LocalGitHub(tmp_path / "hub").hub_identity)
+    assert not list(rc.root.glob("*/local/*"))
+
+
+@pytest.mark.slow
 def test_offline_it_builds_from_the_cached_sources(published: dict[str, Any],
                                                     built_by_eight: dict[str, Any],
                                                     tmp_path: Path) -> None:
