@@ -76,7 +76,11 @@ def test_upload_publishes_the_sources_the_variants_record(img2gray_project: Path
     out = run_cli("upload", str(project), "--repo-id", "acme/a", "--hub", str(hub))
     assert out.returncode == 0, out.stderr
     meta = json.loads(next((project / "build").glob("*/metadata.json")).read_text())
-    digest = meta["provenance"]["kernelkit"]["sources"]["digest"]
+    record = meta["provenance"]["kernelkit"]["sources"]
+    digest = record["digest"]
+    head = subprocess.run(["git", "-C", str(img2gray_project), "rev-parse", "HEAD"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert record["commit"] == head and record["files"] > 0  # the commit it came from
     assert f"sources:  {digest}" in out.stdout and "warning" not in out.stderr
     local = LocalGitHub(hub)
     assert local.list_files("acme/a", local.resolve("acme/a", "v1"), "sources") == []
