@@ -68,22 +68,33 @@ def tools_path(dest: Path, only: tuple[str, ...] = BUILD_DEPS) -> Path:
     """A directory holding (links to) this environment's kernelkit dependencies and build tools
     (packaging, cmake, ninja, pyelftools): what ``pip install 'kernelkit[build]'`` would add to
     another environment, without its torch; ``only`` some of them."""
-    site = Path(sysconfig.get_paths()["purelib"])
     dest.mkdir(parents=True, exist_ok=True)
     for name in only:
         link = dest / name
         if link.exists():
             continue
+        package = _package_dir(name)  # where this interpreter imports it from (PYTHONPATH too)
         if name != "ninja":
-            link.symlink_to(site / name)
+            link.symlink_to(package)
             continue
         # the ninja wheel puts its program into the environment's bin/, which another
         # interpreter does not look in: lay it out as the package's data/bin/ninja instead
-        shutil.copytree(site / name, link, ignore=shutil.ignore_patterns("__pycache__"))
-        (link / "data" / "bin").mkdir(parents=True)
-        (link / "data" / "bin" / "ninja").symlink_to(
-            Path(sysconfig.get_paths()["scripts"]) / "ninja")
+        shutil.copytree(package, link, ignore=shutil.ignore_patterns("__pycache__"))
+        (link / "data" / "bin").mkdir(parents=True, exist_ok=True)
+        program = Path(sysconfig.get_paths()["scripts"]) / "ninja"
+        found = program if program.is_file() else shutil.which("ninja")
+        assert found is not None, "no ninja program next to this interpreter or on PATH"
+        (link / "data" / "bin" / "ninja").unlink(missing_ok=True)
+        (link / "data" / "bin" / "ninja").symlink_to(found)
     return dest
+
+
+def _package_dir(name: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    assert spec is not None and spec.origin is not None, f"{name} is not installed here"
+    return Path(spec.origin).parent
 
 
 def run_loader(python: Path | str, kwargs: str, env: dict[str, str],
