@@ -27,7 +27,7 @@ from kernelkit.artifact.sources import SOURCES_BRANCH, SourceArchive, write_arch
 from kernelkit.errors import IntegrityError, NotBuildableError, VariantNotFoundError
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader.cache import RepoCache
-from tests.helpers import make_variant, run_cli
+from tests.helpers import git, make_variant, publish_build, run_cli
 from tests.source_build_support import (
     LOAD_IMG2GRAY,
     REPO,
@@ -78,8 +78,7 @@ def test_upload_publishes_the_sources_the_variants_record(img2gray_project: Path
     meta = json.loads(next((project / "build").glob("*/metadata.json")).read_text())
     record = meta["provenance"]["kernelkit"]["sources"]
     digest = record["digest"]
-    head = subprocess.run(["git", "-C", str(img2gray_project), "rev-parse", "HEAD"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    head = git(img2gray_project, "rev-parse", "HEAD")
     assert record["commit"] == head and record["files"] > 0  # the commit it came from
     assert f"sources:  {digest}" in out.stdout and "warning" not in out.stderr
     local = LocalGitHub(hub)
@@ -162,8 +161,7 @@ def test_what_cannot_be_built_here_is_refused_before_any_download(
     build = tmp_path / "cuda-only" / "build"
     make_variant(build, "torch213-cxx11-cu130-x86_64-linux")
     hub = LocalGitHub(tmp_path / "hub2")
-    hub.publish("acme/cuda-only", "v1", {f"build/{p.relative_to(build).as_posix()}": p
-                                         for p in build.rglob("*") if p.is_file()})
+    publish_build(hub, "acme/cuda-only", "v1", build)
     with pytest.raises(NotBuildableError) as err:
         kernelkit.install_kernel("acme/cuda-only", version=1, hub=hub, cache_dir=cache,
                                  build_missing=True, trust_remote_code=True)
