@@ -16,19 +16,20 @@ TYPE_CHECKING = False
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    # loader
-    "get_kernel": "kernelkit.loader.api",
+    # loader (the loaders that can fetch are source_build's: the loader's own plus
+    # `build_missing`, docs/design.md "Building a missing variant")
+    "get_kernel": "kernelkit.source_build.api",
     "get_local_kernel": "kernelkit.loader.api",
     "has_kernel": "kernelkit.loader.api",
-    "install_kernel": "kernelkit.loader.api",
+    "install_kernel": "kernelkit.source_build.api",
     "get_loaded_kernels": "kernelkit.loader.api",
     "get_kernel_variants": "kernelkit.loader.api",
     "get_kernel_dep": "kernelkit.loader.api",
     "LoadedKernel": "kernelkit.loader.api",
     "RepoInfo": "kernelkit.loader.api",
     # locking and offline deployment
-    "load_kernel": "kernelkit.lock.api",
-    "get_locked_kernel": "kernelkit.lock.api",
+    "load_kernel": "kernelkit.source_build.api",
+    "get_locked_kernel": "kernelkit.source_build.api",
     # layers
     "kernelize": "kernelkit.layers",
     "Mode": "kernelkit.layers",
@@ -94,16 +95,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from kernelkit.loader.api import (
         LoadedKernel as LoadedKernel,
         RepoInfo as RepoInfo,
-        get_kernel as get_kernel,
         get_kernel_dep as get_kernel_dep,
         get_kernel_variants as get_kernel_variants,
         get_loaded_kernels as get_loaded_kernels,
         get_local_kernel as get_local_kernel,
         has_kernel as has_kernel,
-        install_kernel as install_kernel,
     )
-    from kernelkit.lock.api import (
+    from kernelkit.source_build.api import (
+        get_kernel as get_kernel,
         get_locked_kernel as get_locked_kernel,
+        install_kernel as install_kernel,
         load_kernel as load_kernel,
     )
 

@@ -351,7 +351,9 @@ class VariantNotFoundError(KernelkitError):
         lines += [f"  - {r.variant}: {r.reason}" for r in self.rejected]
         super().__init__(
             "\n".join(lines),
-            hint="build the kernel for this machine's torch/backend, or use a matching environment",
+            hint="use a matching environment, or build the variant here from the kernel's "
+                 "published sources: get_kernel(..., build_missing=True), "
+                 "KERNELKIT_BUILD_MISSING=1 or `kernelkit download --build-missing`",
         )
 
 

@@ -307,6 +307,12 @@ KERNELKIT_SIGNING_KEY = Text(
     "KERNELKIT_SIGNING_KEY", default="none", read_by="`cli/cmd_sign.py`",
     doc="a private signing key's PEM text (a CI secret) for `kernelkit sign`/`upload --sign` "
         "(never logged)")
+# --- building a missing variant (issue 29) --------------------------------------------------
+KERNELKIT_BUILD_MISSING = Flag(
+    "KERNELKIT_BUILD_MISSING", default=False,
+    read_by="`source_build/api.py`, `cli/cmd_info.py`, `cli/cmd_variants.py`",
+    doc="when no published variant fits, build it here from the sources published with the "
+        "commit (verified, checked, cached); `build_missing=`/`--build-missing` win")
 
 # --- layers ---------------------------------------------------------------------------------
 DISABLE_KERNEL_MAPPING = Flag(
@@ -318,7 +324,7 @@ DISABLE_KERNEL_MAPPING = Flag(
 KERNELKIT_CUDA_CAPABILITIES = Text(
     "KERNELKIT_CUDA_CAPABILITIES", default="the toolkit's list", strip=True,
     read_by="`builder/api.py` (parser: `generate/cuda_archs.py` `parse_capabilities`), "
-            "generated `setup.py`",
+            "`source_build/target.py`, generated `setup.py`",
     doc="CUDA capabilities to compile for (`8.0,9.0+PTX`) unless `--cuda-capabilities` is given")
 CUDA_HOME = PathSetting(
     "CUDA_HOME", default="none", read_by="`builder/toolchain/toolkit.py`",

@@ -38,15 +38,22 @@ def upstream(request: pytest.FixtureRequest, test_envs_dir: Path) -> UpstreamEnv
 
 
 @pytest.fixture(scope="session")
-def served(img2gray_cpu_build: Path, tmp_path_factory: pytest.TempPathFactory
-           ) -> Iterator[Served]:
+def served(img2gray_project: Path, img2gray_cpu_build: Path,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """With the sources `kernelkit upload` publishes (sources/<digest>.tar.gz on the branch
+    kernelkit-sources): upstream's loaders must not trip over them."""
+    from kernelkit.artifact.sources import SOURCES_BRANCH
     from kernelkit.hub.local import LocalGitHub
+    from kernelkit.source_build.pack import pack_project
 
     root = tmp_path_factory.mktemp("conformance-hub")
     build = img2gray_cpu_build.parent
     files = {f"build/{p.relative_to(build).as_posix()}": p
              for p in sorted(img2gray_cpu_build.rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts}
+    sources = pack_project(img2gray_project, root / "sources")
+    assert sources is not None
+    LocalGitHub(root / "hub").publish(REPO_ID, SOURCES_BRANCH, {sources.repo_path: sources.path})
     commit = LocalGitHub(root / "hub").publish_tagged(REPO_ID, "v1", files, tag="v1.0.0")
     with run_server(root / "hub", root, "--trusted-publisher", "kernelkit-examples") as server:
         yield Served(server, commit)

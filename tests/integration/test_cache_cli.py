@@ -73,7 +73,7 @@ def test_ls_lists_hub_revision_variant_and_sizes(cache: dict[str, Any]) -> None:
     [variant] = revisions[cache["new"]]["variants"]  # only this machine's variant was fetched
     folder = Path(a["folder"])
     vdir = folder / cache["new"] / "build" / HOST
-    assert variant == {"variant": HOST, "verified": True,
+    assert variant == {"variant": HOST, "verified": True, "built_locally": False,
                        "size": sum(p.stat().st_size for p in vdir.rglob("*") if p.is_file())}
     assert a["size"] == tree_size(folder) and data["size"] == sum(
         r["size"] for r in data["repos"])

@@ -24,7 +24,8 @@ def test_every_on_off_variable_reads_the_same_words() -> None:
     """The five flags that parsed their own ways read one vocabulary now."""
     flags = [v for v in s.SETTINGS if isinstance(v, s.Flag)]
     assert {f.name for f in flags} >= {"KERNELKIT_CCACHE", "KERNELKIT_OFFLINE", "HF_HUB_OFFLINE",
-                                        "KERNELKIT_PROGRESS", "DISABLE_KERNEL_MAPPING"}
+                                        "KERNELKIT_PROGRESS", "DISABLE_KERNEL_MAPPING",
+                                        "KERNELKIT_BUILD_MISSING"}
     for flag in flags:
         assert flag.read({flag.name: "Yes"}) is True and flag.read({flag.name: "OFF"}) is False
         assert flag.read({}) is flag.flag_default
@@ -119,3 +120,15 @@ def test_a_misspelt_require_signed_is_an_error_not_silently_off() -> None:
             as info:
         read_settings({"KERNELKIT_REQUIRE_SIGNED": "Ture"})
     assert "to require signatures" in (info.value.hint or "")
+def test_build_missing_is_read_through_its_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``kernelkit.get_kernel``'s default (issue 29) is the declared flag, in its words; the
+    argument wins over the variable either way."""
+    from kernelkit.source_build.api import source_build_provider
+
+    assert s.KERNELKIT_BUILD_MISSING.read({}) is False
+    monkeypatch.setenv("KERNELKIT_BUILD_MISSING", "Yes")
+    assert source_build_provider(None) is not None
+    assert source_build_provider(False) is None
+    monkeypatch.setenv("KERNELKIT_BUILD_MISSING", "off")
+    assert source_build_provider(None) is None
+    assert source_build_provider(True) is not None

@@ -84,7 +84,8 @@ def listing_json(listing: CacheListing) -> dict[str, Any]:
         {"repo_id": r.repo_id, "hub": r.hub, "folder": str(r.folder), "size": r.size,
          "revisions": [
              {"commit": rev.commit, "refs": list(rev.refs), "size": rev.size,
-              "variants": [{"variant": v.name, "size": v.size, "verified": v.verified}
+              "variants": [{"variant": v.name, "size": v.size, "verified": v.verified,
+                            "built_locally": v.built_locally}
                            for v in rev.variants]}
              for rev in r.revisions]}
         for r in listing.repos]}
@@ -95,8 +96,8 @@ def run_ls(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(listing_json(listing), indent=2))
         return ExitCode.OK
-    rows = [(r.repo_id, r.hub or "(unknown)", _revision_label(rev.commit, rev.refs), v.name,
-             human_size(v.size))
+    rows = [(r.repo_id, r.hub or "(unknown)", _revision_label(rev.commit, rev.refs),
+             v.name + (" (built here)" if v.built_locally else ""), human_size(v.size))
             for r in listing.repos for rev in r.revisions for v in rev.variants]
     if not rows:
         print(f"No cached kernels in {listing.cache_dir}.")

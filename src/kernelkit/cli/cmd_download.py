@@ -25,6 +25,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a kernelkit cache root to download into (default: $KERNELKIT_CACHE)")
     p.add_argument("--backend", default=None, help="backend to choose the variant for")
     p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    p.add_argument("--build-missing", action="store_true", default=None,
+                   help="when no locked variant fits this machine, build it from the sources "
+                   "the lock pins (default: $KERNELKIT_BUILD_MISSING); caches the sources for "
+                   "offline use")
     p.set_defaults(func=run)
 
 
@@ -33,13 +37,24 @@ def run(args: argparse.Namespace) -> int:
     from kernelkit.cli.render_download import download_progress
     from kernelkit.lock.download import download_locked
     from kernelkit.lock.lockfile import LOCK_NAME, REWRITE_HINT, read_lock_file
+    from kernelkit.source_build.api import source_build_provider
     from kernelkit.util.paths import default_cache_dir
 
     cache_dir = args.dest if args.dest is not None else default_cache_dir()
     hub = open_online_hub(args.hub, "download")
+    provider = source_build_provider(args.build_missing)
+    if provider is not None:  # its stages as lines, its compile as `kernelkit build` shows it
+        import dataclasses
+
+        from kernelkit.cli.render_build import PlainRenderer
+
+        provider = dataclasses.replace(
+            provider, on_stage=lambda text: print(text, file=sys.stderr),
+            on_event=PlainRenderer(sys.stderr))
     with download_progress():
         done = download_locked(args.project, hub, cache_dir,
-                               all_variants=args.all_variants, backend=args.backend)
+                               all_variants=args.all_variants, backend=args.backend,
+                               variant_provider=provider)
     for d in done:
         print(f"Downloaded `{d.repo_id}` with SHA: {d.sha} ({d.variant}) -> {d.path}",
               file=sys.stderr)

@@ -2,7 +2,9 @@
 
 As upstream 0.19's ``kernels info``: the metadata of the variant this machine would load, its
 kernel dependencies (transitively, resolved on the hub; ``--dep-tree`` draws them as a tree, a
-nested object with ``--json``) and the Python dependencies of the whole tree."""
+nested object with ``--json``) and the Python dependencies of the whole tree. When no variant
+fits this machine, ``build`` says whether ``build_missing`` would build one here from the
+published sources, and why (not) (``kernelkit.source_build.explain``)."""
 
 from __future__ import annotations
 
@@ -52,6 +54,10 @@ def _human(info: dict[str, Any]) -> str:
                  if digest else "Digest: -")
     prov = info.get("provenance")
     lines.append(f"Provenance: {json.dumps(prov, sort_keys=True) if prov else '-'}")
+    if info.get("build"):
+        from kernelkit.source_build.explain import BuildExplanation
+
+        lines.append(BuildExplanation(**info["build"]).line())
     if info.get("benchmarks"):
         from kernelkit.bench.stored import format_brief
 
@@ -83,5 +89,20 @@ def run(args: argparse.Namespace) -> int:
         info = hub_info(hub, args.kernel, revision=args.revision, version=version,
                         dep_tree=args.dep_tree)
         info["benchmarks"] = hub_results(hub, info["repo_id"], info["commit"])  # uploaded
+        info["build"] = _build(info, hub)
     print(json.dumps(info, indent=2) if args.json else _human(info))
     return 0
+
+
+def _build(info: dict[str, Any], hub: Any) -> dict[str, Any] | None:
+    """What ``build_missing`` would do here when no published variant fits (else ``None``)."""
+    from kernelkit.settings import KERNELKIT_BUILD_MISSING, process_environ
+    from kernelkit.source_build.explain import explain_build
+    from kernelkit.variants.choose import rank_variants
+    from kernelkit.variants.host import detect_system
+
+    system = detect_system()
+    found = explain_build(info["repo_id"], info["commit"],
+                          rank_variants(info["variants"], system), system, hub=hub,
+                          enabled=KERNELKIT_BUILD_MISSING.read(process_environ()))
+    return found.to_json() if found is not None else None

@@ -40,13 +40,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from kernelkit.cli.cmd_sign import add_key_argument
 
     add_key_argument(p)
+    p.add_argument("--no-sources", action="store_true",
+                   help="do not publish the project's sources (sources/<digest>.tar.gz, which "
+                   "lets users build a variant no published one fits: build_missing)")
     p.add_argument("--output-json", type=Path, metavar="PATH",
                    help="also write the result as JSON to PATH ('-': standard output)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import tempfile
+
     from kernelkit.publish.upload import upload
+    from kernelkit.source_build.pack import pack_for_upload
 
     hub = open_hub(args.hub)
     if args.private:
@@ -65,8 +71,14 @@ def run(args: argparse.Namespace) -> int:
     to_file = args.output_json is not None and str(args.output_json) != "-"
     reserved = reserve_output(args.output_json) if to_file else None  # before publishing
     try:
-        result = upload(args.path, hub, repo_id=args.repo_id, branch=args.branch, tag=args.tag,
-                        message=args.message, create_pr=args.create_pr, sign_key=key)
+        with tempfile.TemporaryDirectory(prefix="kernelkit-sources-") as tmp:
+            sources, note = (None, None) if args.no_sources else pack_for_upload(args.path,
+                                                                                 Path(tmp))
+            if note:
+                print(f"warning: {note}", file=sys.stderr)
+            result = upload(args.path, hub, repo_id=args.repo_id, branch=args.branch,
+                            tag=args.tag, message=args.message, create_pr=args.create_pr,
+                            sources=sources, sign_key=key)
     except BaseException:
         if reserved is not None:
             reserved.unlink(missing_ok=True)
@@ -88,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     if result.tag:
         print(f"tag:      {result.tag}")
     print(f"variants: {', '.join(result.variants)}")
+    if result.sources:
+        print(f"sources:  {result.sources}")
     for branch, url in result.pull_requests:
         print(f"pull request ({branch}): {url}")
     return 0
@@ -126,4 +140,5 @@ def result_json(result: Any, hub: Hub) -> dict[str, Any]:
         "main_commit": result.main_commit,
         "tag": result.tag,
         "variants": list(result.variants),
+        "sources": result.sources,
     }

@@ -6,7 +6,9 @@ Shows the build variants of the latest major version (default), of one ``--versi
 major version (``--all-versions``) or of one ``--revision``, each with whether it fits this
 machine and why, in the loader's preference order; the one marked ``preferred`` is what
 ``get_kernel`` loads. ``--only-compatible`` leaves out the rest. A local directory is ranked
-as it is. Exit code 1 when no listed revision has a variant that fits.
+as it is. Exit code 1 when no listed revision has a variant that fits. A revision no variant
+fits says whether ``build_missing`` would build one here from its published sources, and why
+(not) (``build`` in ``--json``; ``kernelkit.source_build.explain``).
 """
 
 from __future__ import annotations
@@ -56,17 +58,38 @@ def run(args: argparse.Namespace) -> int:
 
     system = detect_system(args.backend)
     rows = _rows(args, system)
+    builds = _builds(args, rows, system)
     if args.only_compatible:
         for row in rows:
             row.decisions[:] = [d for d in row.decisions if d.accepted]
     if args.json:
         key = "path" if Path(args.kernel).is_dir() else "repo_id"
         print(json.dumps({key: args.kernel, "system": system.describe(),
-                          "revisions": [_row_json(r) for r in rows]}, indent=2))
+                          "revisions": [_row_json(r, builds.get(r.commit)) for r in rows]},
+                         indent=2))
     else:
-        _print(rows, system, only_compatible=args.only_compatible)
+        _print(rows, system, only_compatible=args.only_compatible, builds=builds)
     fits = any(d.accepted for row in rows for d in row.decisions)
     return ExitCode.OK if fits else ExitCode.ERROR
+
+
+def _builds(args: argparse.Namespace, rows: list[RevisionVariants],
+            system: System) -> dict[str, Any]:
+    """commit -> what ``build_missing`` would do there (revisions no variant fits only)."""
+    if Path(args.kernel).is_dir():
+        return {}
+    from kernelkit.hub import open_hub
+    from kernelkit.settings import KERNELKIT_BUILD_MISSING, process_environ
+    from kernelkit.source_build.explain import explain_build
+
+    hub = open_hub(args.hub) if args.hub else None
+    out = {}
+    for row in rows:
+        found = explain_build(args.kernel, row.commit, row.decisions, system, hub=hub,
+                              enabled=KERNELKIT_BUILD_MISSING.read(process_environ()))
+        if found is not None:
+            out[row.commit] = found
+    return out
 
 
 def _rows(args: argparse.Namespace, system: System) -> list[RevisionVariants]:
@@ -92,22 +115,25 @@ def _rows(args: argparse.Namespace, system: System) -> list[RevisionVariants]:
                            hub=open_hub(args.hub) if args.hub else None)
 
 
-def _row_json(row: RevisionVariants) -> dict[str, Any]:
+def _row_json(row: RevisionVariants, build: Any = None) -> dict[str, Any]:
     """Upstream's keys (``version``, ``revision``, per variant ``variant``, ``compatible``,
-    ``preferred``, ``reason``: ``null`` when compatible) plus ``commit``."""
+    ``preferred``, ``reason``: ``null`` when compatible) plus ``commit`` and ``build`` (what
+    ``build_missing`` would do, ``null`` when a variant fits)."""
     preferred = _preferred(row.decisions)
     return {"version": row.version, "revision": row.revision, "commit": row.commit or None,
             "variants": [{"variant": d.variant, "compatible": d.accepted,
                           "preferred": d.variant == preferred,
                           "reason": None if d.accepted else d.reason}
-                         for d in row.decisions]}
+                         for d in row.decisions],
+            "build": build.to_json() if build is not None else None}
 
 
 def _preferred(decisions: list[Decision]) -> str | None:
     return next((d.variant for d in decisions if d.accepted), None)
 
 
-def _print(rows: list[RevisionVariants], system: System, *, only_compatible: bool) -> None:
+def _print(rows: list[RevisionVariants], system: System, *, only_compatible: bool,
+           builds: dict[str, Any]) -> None:
     from kernelkit.variants.choose import format_trace
 
     print(f"System: {system.describe()}")
@@ -120,3 +146,5 @@ def _print(rows: list[RevisionVariants], system: System, *, only_compatible: boo
             label = f"Path {row.revision}"
         empty = "No compatible variants found." if only_compatible else "No build variants found."
         print(f"\n{label}:\n\n{format_trace(row.decisions) or empty}")
+        if row.commit in builds:
+            print(f"\n{builds[row.commit].line()}")

@@ -31,6 +31,7 @@ from kernelkit.variants.host import System, detect_system
 
 if TYPE_CHECKING:  # not imported at run time: warm loads never need a hub
     from kernelkit.hub.port import Hub
+    from kernelkit.loader.provider import VariantProvider
 
 __all__ = [
     "LoadedKernel",
@@ -57,6 +58,7 @@ def get_kernel(
     hub: Hub | None = None,
     cache_dir: Path | None = None,
     require_signature: bool | None = None,
+    variant_provider: VariantProvider | None = None,
 ) -> ModuleType:
     """Load a kernel from the hub: pick the variant for this machine, download and verify it
     once into the cache, import it under its unique module name.
@@ -83,6 +85,10 @@ def get_kernel(
     form ``use_progress_reporter``) sends each ``DownloadStatus`` to your own callable instead
     (``kernelkit.cli.render_download.LineReporter(sys.stderr)`` draws the one-line bar). The
     signature stays upstream's: progress is configured by the environment and that setter.
+
+    ``variant_provider`` (``kernelkit.loader.provider``): asked for a variant when no published
+    one fits (``kernelkit.get_kernel(..., build_missing=True)`` passes the one that builds it
+    from the published sources); the kernel's dependencies get it too.
     """
     settings = read_settings(cache_dir=cache_dir)
     if settings.local_kernels is not None:
@@ -97,7 +103,8 @@ def get_kernel(
 
     trust(repo_id)  # before any hub call: an untrusted repository downloads nothing
     variant_dir, resolved = _install(repo_id, revision, version, backend, hub, settings,
-                                     offline=settings.offline, trust=trust)
+                                     offline=settings.offline, trust=trust,
+                                     provider=variant_provider)
     from kernelkit.loader.signatures import check_signature
 
     check_signature(variant_dir, resolved.repo_id, settings=settings, require=require_signature,
@@ -105,7 +112,8 @@ def get_kernel(
     deps = hub_dependency_loader(resolved.repo_id, backend=backend,
                                  trust_remote_code=trust_remote_code, check_arch=check_arch,
                                  hub=hub, cache_dir=cache_dir,
-                                 require_signature=require_signature)
+                                 require_signature=require_signature,
+                                 variant_provider=variant_provider)
     return import_variant(variant_dir, RepoInfo(resolved.repo_id, resolved.commit),
                           check_arch=check_arch, load_deps=deps)
 
@@ -113,7 +121,8 @@ def get_kernel(
 def hub_dependency_loader(root: str, *, backend: str | None,
                           trust_remote_code: bool | Sequence[str], check_arch: bool,
                           hub: Hub | None, cache_dir: Path | None,
-                          require_signature: bool | None = None) -> LoadDeps:
+                          require_signature: bool | None = None,
+                          variant_provider: VariantProvider | None = None) -> LoadDeps:
     """What loads the ``kernel-depends`` of ``root``: ``get_kernel`` of each, depth first."""
 
     def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
@@ -124,7 +133,8 @@ def hub_dependency_loader(root: str, *, backend: str | None,
             lambda dep: get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
                                    backend=backend, trust_remote_code=trust_remote_code,
                                    check_arch=check_arch, hub=hub, cache_dir=cache_dir,
-                                   require_signature=require_signature))
+                                   require_signature=require_signature,
+                                   variant_provider=variant_provider))
 
     return load
 
@@ -138,12 +148,14 @@ def install_kernel(
     backend: str | None = None,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
+    variant_provider: VariantProvider | None = None,
 ) -> Path:
     """Download (if needed) and verify this machine's variant; return its cache directory.
-    No trust check and no import (as upstream). ``version`` as for :func:`get_kernel`."""
+    No trust check and no import (as upstream). ``version`` and ``variant_provider`` as for
+    :func:`get_kernel`."""
     settings = read_settings(cache_dir=cache_dir)
     return _install(repo_id, revision, version, backend, hub, settings,
-                    offline=local_files_only or settings.offline)[0]
+                    offline=local_files_only or settings.offline, provider=variant_provider)[0]
 
 
 def has_kernel(
@@ -269,12 +281,13 @@ def get_kernel_dep(repo_id: str) -> ModuleType:
 
 def _install(repo_id: str, revision: str | None, version: int | str | None, backend: str | None,
              hub: Hub | None, settings: Settings, *, offline: bool,
-             trust: TrustCheck | None = None) -> tuple[Path, Resolved]:
+             trust: TrustCheck | None = None,
+             provider: VariantProvider | None = None) -> tuple[Path, Resolved]:
     system = detect_system(backend)  # validates `backend` before any hub call
     lazy = LazyHub(hub, settings.open_hub, settings.refs_stamp)
     rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
     return _install_in(lazy, rc, revision, version, system, settings, offline=offline,
-                       trust=trust)
+                       trust=trust, provider=provider)
 
 
 def install_from_folder(root: Path, repo_id: str, commit: str, *, backend: str | None = None,
@@ -290,12 +303,18 @@ def install_from_folder(root: Path, repo_id: str, commit: str, *, backend: str |
 
 def _install_in(lazy: LazyHub, rc: RepoCache, revision: str | None, version: int | str | None,
                 system: System, settings: Settings, *, offline: bool,
-                trust: TrustCheck | None = None) -> tuple[Path, Resolved]:
+                trust: TrustCheck | None = None,
+                provider: VariantProvider | None = None) -> tuple[Path, Resolved]:
     resolved = resolve_in(lazy, rc, revision, version, offline=offline, trust=trust)
     decisions = rank_variants(resolved.variants, system)
     variant = best_variant(decisions)
     if variant is None:
-        raise _no_variant(resolved, decisions, system)
+        if provider is None:
+            raise _no_variant(resolved, decisions, system)
+        from kernelkit.loader.provider import MissingVariant
+
+        return provider.provide(MissingVariant(resolved, decisions, system, lazy, settings,
+                                               offline)), resolved
     return ensure_variant(lazy, resolved.cache, resolved.commit, variant, offline=offline,
                           progress=settings.progress_plan), resolved
 

@@ -21,7 +21,16 @@ Layout (one directory per repository; everything under a commit is immutable)::
         <commit>/status.json            the commit's ``kernel-status.toml`` redirect, if any
         <commit>/build/<variant>/       one verified variant, exactly as published
         <commit>/build/.<variant>.receipt   the verification receipt (see ``receipt.py``)
+        <commit>/sources.json           the digest of the sources published for that commit
+                                        (``sources.py``; a build-from-source fallback reads it
+                                        offline)
+        <commit>/local/<variant>/       a variant built here from those sources (no published
+                                        variant fitted: ``kernelkit.source_build``), sealed
+                                        with its own digest and marked in its provenance
+        <commit>/local/.<variant>.receipt   its receipt, as for a download
+        sources/<hex>.tar.gz            a verified sources archive (content-addressed)
         .locks/<commit>.<variant>.lock  per-variant download lock
+        .locks/<commit>.<variant>.build.lock  per-variant local build lock
         .locks/repo.lock                held shared by every download into the folder, taken
                                         exclusively by ``kernelkit cache rm/prune``
                                         (``cache_admin.py``): nothing is deleted while another
@@ -119,6 +128,23 @@ class RepoCache:
 
     def lock_path(self, commit: str, variant: str) -> Path:
         return self.root / ".locks" / f"{commit}.{variant}.lock"
+
+    def local_variant_dir(self, commit: str, variant: str) -> Path:
+        """A variant built here from the commit's published sources (``kernelkit.source_build``)."""
+        return self.root / commit / "local" / variant
+
+    def local_receipt_path(self, commit: str, variant: str) -> Path:
+        return self.root / commit / "local" / f".{variant}.receipt"
+
+    def build_lock_path(self, commit: str, variant: str) -> Path:
+        return self.root / ".locks" / f"{commit}.{variant}.build.lock"
+
+    def sources_record_path(self, commit: str) -> Path:
+        return self.root / commit / "sources.json"
+
+    def sources_archive(self, name: str) -> Path:
+        """``sources/<name>`` (``<hex>.tar.gz``, the hub's file name)."""
+        return self.root / "sources" / name
 
     def listing_path(self) -> Path:
         return self.root / "refs" / "listing.json"

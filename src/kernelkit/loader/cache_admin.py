@@ -34,7 +34,7 @@ from kernelkit.loader.cache import RECORD, REF_KINDS, REPO_LOCK, RepoCache
 from kernelkit.util.fs import temp_sibling, try_file_lock
 
 _FOLDER_RE = re.compile(r".+--[0-9a-f]{16}\Z")
-_LEFTOVER_RE = re.compile(r"\..+\.(fetch|old|rm)-[0-9a-f]{12}\Z|\..+\.incomplete\Z")
+_LEFTOVER_RE = re.compile(r"\..+\.(fetch|old|rm|work)-[0-9a-f]{12}\Z|\..+\.incomplete\Z")
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,12 @@ class CachedVariant:
     name: str
     size: int
     verified: bool  # a verification receipt is present (loads without hashing again)
+    built_locally: bool = False  # built here from the published sources (<commit>/local/)
+
+    @property
+    def folder(self) -> str:
+        """Where it lives under its commit: ``build`` (downloaded) or ``local`` (built here)."""
+        return "local" if self.built_locally else "build"
 
 
 @dataclass(frozen=True)
@@ -150,15 +156,17 @@ def _identity(folder: Path) -> tuple[str, str | None]:
 
 
 def _read_revision(rc: RepoCache, commit: str, refs: tuple[str, ...]) -> CachedRevision:
-    build = rc.commit_dir(commit) / "build"
-    try:
-        names = sorted(n for n in os.listdir(build) if not n.startswith(".")
-                       and (build / n).is_dir())
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    variants = tuple(CachedVariant(n, tree_size(build / n), rc.receipt_path(commit, n).is_file())
-                     for n in names)
-    return CachedRevision(commit, refs, tree_size(rc.commit_dir(commit)), variants)
+    variants = []
+    for folder, receipt in (("build", rc.receipt_path), ("local", rc.local_receipt_path)):
+        where = rc.commit_dir(commit) / folder
+        try:
+            names = sorted(n for n in os.listdir(where) if not n.startswith(".")
+                           and (where / n).is_dir())
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        variants += [CachedVariant(n, tree_size(where / n), receipt(commit, n).is_file(),
+                                   built_locally=folder == "local") for n in names]
+    return CachedRevision(commit, refs, tree_size(rc.commit_dir(commit)), tuple(variants))
 
 
 # --- planning -------------------------------------------------------------------------------
@@ -182,7 +190,7 @@ def plan_rm(listing: CacheListing, repo_id: str, *, revision: str | None = None,
                 out.append(Removal(repo.folder, repo_id, repo.folder / rev.commit, rev.size,
                                    "revision", rev.commit))
                 continue
-            out += [Removal(repo.folder, repo_id, repo.folder / rev.commit / "build" / v.name,
+            out += [Removal(repo.folder, repo_id, repo.folder / rev.commit / v.folder / v.name,
                             v.size, "variant", rev.commit, v.name)
                     for v in rev.variants if v.name == variant]
     if not out:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from kernelkit.artifact.metadata import Metadata
 from kernelkit.errors import (
@@ -35,6 +36,9 @@ from kernelkit.lock.verify import (
     record_lfs,
     verify_locked_variant,
 )
+
+if TYPE_CHECKING:
+    from kernelkit.loader.provider import MissingVariant, VariantProvider
 
 __all__ = ["LockedSet", "get_locked_kernel", "load_kernel", "locked_entry"]
 
@@ -94,43 +98,53 @@ def get_locked_kernel(repo_id: str, *, lockfile: Path | str | None = None,
                       backend: str | None = None, check_arch: bool = True,
                       trust_remote_code: bool | list[str] = False, hub: Hub | None = None,
                       cache_dir: Path | None = None,
-                      require_signature: bool | None = None) -> ModuleType:
+                      require_signature: bool | None = None,
+                      variant_provider: VariantProvider | None = None) -> ModuleType:
     """Load the locked commit of ``repo_id``, downloading this machine's variant if needed.
     ``check_arch`` and ``require_signature`` as for ``get_kernel``; a signer recorded in
     ``kernels.lock.hashes`` must have signed the variant. Its ``kernel-depends`` load the same
     way: locked ones at their locked commit, others by their version through ``get_kernel``
-    (``trust_remote_code`` applies to those)."""
+    (``trust_remote_code`` applies to those). ``variant_provider``: see :func:`load_locked`."""
     return load_locked(repo_id, LockedSet.read(lockfile), offline=False, backend=backend,
                        check_arch=check_arch, trust_remote_code=trust_remote_code, hub=hub,
-                       cache_dir=cache_dir, require_signature=require_signature)
+                       cache_dir=cache_dir, require_signature=require_signature,
+                       variant_provider=variant_provider)
 
 
 def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | None = None,
                 check_arch: bool = True, cache_dir: Path | None = None,
-                require_signature: bool | None = None) -> ModuleType:
+                require_signature: bool | None = None,
+                variant_provider: VariantProvider | None = None) -> ModuleType:
     """Load the locked commit of ``repo_id`` from the cache alone: no hub, no network.
     ``check_arch`` and ``require_signature`` as for ``get_kernel`` (signatures are verified
     offline, from what the download recorded); its ``kernel-depends`` must be locked too."""
     return load_locked(repo_id, LockedSet.read(lockfile), offline=True, backend=backend,
                        check_arch=check_arch, cache_dir=cache_dir,
-                       require_signature=require_signature)
+                       require_signature=require_signature,
+                       variant_provider=variant_provider)
 
 
 def load_locked(repo_id: str, locked: LockedSet, *, offline: bool, backend: str | None = None,
                 check_arch: bool = True, trust_remote_code: bool | list[str] = False,
                 hub: Hub | None = None, cache_dir: Path | None = None,
-                require_signature: bool | None = None) -> ModuleType:
+                require_signature: bool | None = None,
+                variant_provider: VariantProvider | None = None) -> ModuleType:
     """``get_locked_kernel`` (``offline=False``) or ``load_kernel`` (``offline=True``) over
-    entries already read."""
+    entries already read. ``variant_provider`` (``kernelkit.loader.provider``) supplies a
+    variant when none of the locked commit fits, pinned to the sources digest the lock
+    records (``kernels.lock.hashes``); such a variant is held to that digest instead of a
+    variant hash."""
     from kernelkit.loader.importer import RepoInfo, import_variant
 
     lock = locked.entry(repo_id)
     deps = _locked_dependency_loader(repo_id, locked, offline=offline, backend=backend,
                                      check_arch=check_arch, hub=hub, cache_dir=cache_dir,
                                      trust_remote_code=trust_remote_code,
-                                     require_signature=require_signature)
-    variant_dir = (_installed_offline(lock, backend, cache_dir) if offline
-                   else _installed_online(lock, backend, hub, cache_dir))
+                                     require_signature=require_signature,
+                                     variant_provider=variant_provider)
+    provider = PinnedSources(variant_provider, lock) if variant_provider is not None else None
+    variant_dir = (_installed_offline(lock, backend, cache_dir, provider) if offline
+                   else _installed_online(lock, backend, hub, cache_dir, provider))
     _check_locked_signature(variant_dir, lock, offline=offline, hub=hub, cache_dir=cache_dir,
                             require=require_signature)
     return import_variant(variant_dir, RepoInfo(lock.repo_id, lock.sha), check_arch=check_arch,
@@ -152,22 +166,43 @@ def _check_locked_signature(variant_dir: Path, lock: KernelLock, *, offline: boo
                     hub=None if offline else LazyHub(hub, settings.open_hub), commit=lock.sha)
 
 
+class PinnedSources:
+    """A variant provider held to the lock: it is told the load is locked and which sources
+    digest the lock pins (``None``: the lock records none, and a locked build refuses)."""
+
+    def __init__(self, inner: VariantProvider, lock: KernelLock) -> None:
+        self.inner = inner
+        self.lock = lock
+
+    def provide(self, missing: MissingVariant) -> Path:
+        return self.inner.provide(missing._replace(locked=True,
+                                                   pinned_sources=self.lock.sources))
+
+
 def _installed_online(lock: KernelLock, backend: str | None, hub: Hub | None,
-                      cache_dir: Path | None) -> Path:
+                      cache_dir: Path | None, provider: VariantProvider | None = None) -> Path:
     from kernelkit.loader.api import install_kernel
+    from kernelkit.loader.provider import is_built_locally
 
     variant_dir = install_kernel(lock.repo_id, revision=lock.sha, backend=backend, hub=hub,
-                                 cache_dir=cache_dir)
+                                 cache_dir=cache_dir, variant_provider=provider)
+    if is_built_locally(variant_dir):
+        return variant_dir  # built from the sources the lock pins (PinnedSources)
     _verify_online(variant_dir, lock, hub)
     return variant_dir
 
 
-def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | None) -> Path:
+def _installed_offline(lock: KernelLock, backend: str | None, cache_dir: Path | None,
+                       provider: VariantProvider | None = None) -> Path:
     from kernelkit.loader.api import install_kernel
+    from kernelkit.loader.provider import is_built_locally
 
     try:
         variant_dir = install_kernel(lock.repo_id, revision=lock.sha, local_files_only=True,
-                                     backend=backend, cache_dir=cache_dir)
+                                     backend=backend, cache_dir=cache_dir,
+                                     variant_provider=provider)
+        if is_built_locally(variant_dir):
+            return variant_dir
     except (OfflineError, VariantNotFoundError) as exc:
         found = _from_any_hub(lock, backend, cache_dir) if lock.variants else None
         if found is not None:
@@ -187,7 +222,8 @@ def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
                               backend: str | None, check_arch: bool, hub: Hub | None,
                               cache_dir: Path | None,
                               trust_remote_code: bool | list[str],
-                              require_signature: bool | None = None) -> LoadDeps:
+                              require_signature: bool | None = None,
+                              variant_provider: VariantProvider | None = None) -> LoadDeps:
     """``kernel-depends`` of a locked kernel: a dependency locked in the same file loads at its
     locked commit (from the cache alone when ``offline``); any other through ``get_kernel``
     online, and offline it must be locked (``KernelNotLockedError``)."""
@@ -198,13 +234,15 @@ def _locked_dependency_loader(root: str, locked: LockedSet, *, offline: bool,
             return load_locked(dep.repo_id, locked, offline=offline, backend=backend,
                                check_arch=check_arch, trust_remote_code=trust_remote_code,
                                hub=hub, cache_dir=cache_dir,
-                               require_signature=require_signature)
+                               require_signature=require_signature,
+                               variant_provider=variant_provider)
         from kernelkit.loader.api import get_kernel
 
         return get_kernel(dep.repo_id, revision=dep.revision, version=dep.version,
                           backend=backend, trust_remote_code=trust_remote_code,
                           check_arch=check_arch, hub=hub, cache_dir=cache_dir,
-                          require_signature=require_signature)
+                          require_signature=require_signature,
+                          variant_provider=variant_provider)
 
     def load(metadata: Metadata, variant_dir: Path) -> dict[str, ModuleType]:
         return load_dependencies(

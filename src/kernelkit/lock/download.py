@@ -19,12 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelkit.errors import CommandError, HubError, LockError, RevisionNotFoundError
 from kernelkit.hub.port import Hub, Refs
 from kernelkit.lock.lockfile import LOCK_NAME, KernelLock, read_locks
 from kernelkit.lock.project import read_dependencies
 from kernelkit.lock.verify import record_lfs, verify_locked_variant
+
+if TYPE_CHECKING:
+    from kernelkit.loader.provider import VariantProvider
 
 
 @dataclass(frozen=True)
@@ -57,12 +61,18 @@ def record_locked_refs(hub: Hub, cache_dir: Path, lock: KernelLock,
 
 
 def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: bool,
-                  backend: str | None = None) -> list[Downloaded]:
+                  backend: str | None = None,
+                  variant_provider: VariantProvider | None = None) -> list[Downloaded]:
+    """This machine's variant of ``lock`` (or every variant), verified; with a
+    ``variant_provider``, a variant no published one could be is built from the sources the lock
+    pins (``kernelkit.lock.api.PinnedSources``), which also caches them for offline use."""
     from kernelkit.loader.api import install_kernel
     from kernelkit.loader.cache import RepoCache
     from kernelkit.loader.install import LazyHub, ensure_variant
+    from kernelkit.loader.provider import is_built_locally
     from kernelkit.loader.resolve import variant_names
     from kernelkit.loader.settings import read_settings
+    from kernelkit.lock.api import PinnedSources
 
     rc = RepoCache.of(cache_dir, lock.repo_id, hub.hub_identity)
     lazy = LazyHub(hub, lambda: hub)
@@ -81,11 +91,16 @@ def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: 
         dirs = [ensure_variant(lazy, rc, lock.sha, v, offline=False, progress=progress)
                 for v in names]
     else:
+        provider = (PinnedSources(variant_provider, lock) if variant_provider is not None
+                    else None)
         dirs = [install_kernel(lock.repo_id, revision=lock.sha, backend=backend, hub=hub,
-                               cache_dir=cache_dir)]
+                               cache_dir=cache_dir, variant_provider=provider)]
     listing = hub.list_files(lock.repo_id, lock.sha, "build")
     out = []
     for vdir in dirs:
+        if is_built_locally(vdir):  # held to the sources the lock pins, not a variant hash
+            out.append(Downloaded(lock.repo_id, lock.sha, vdir.name, vdir))
+            continue
         record_lfs(vdir, listing)
         verify_locked_variant(vdir, lock)
         out.append(Downloaded(lock.repo_id, lock.sha, vdir.name, vdir))
@@ -104,7 +119,8 @@ def _commit_missing(hub: Hub, lock: KernelLock) -> bool:
 
 
 def download_locked(project_dir: Path, hub: Hub, cache_dir: Path, *, all_variants: bool = False,
-                    backend: str | None = None) -> list[Downloaded]:
+                    backend: str | None = None,
+                    variant_provider: VariantProvider | None = None) -> list[Downloaded]:
     """Download every kernel of ``project_dir/kernels.lock`` into ``cache_dir``."""
     path = project_dir / LOCK_NAME
     if not path.exists():  # anything else there is read_locks' to refuse, with a reason
@@ -114,5 +130,6 @@ def download_locked(project_dir: Path, hub: Hub, cache_dir: Path, *, all_variant
     out: list[Downloaded] = []
     for lock in read_locks(path):
         record_locked_refs(hub, cache_dir, lock, versions.get(lock.repo_id, lock.version))
-        out += download_lock(hub, cache_dir, lock, all_variants=all_variants, backend=backend)
+        out += download_lock(hub, cache_dir, lock, all_variants=all_variants, backend=backend,
+                             variant_provider=variant_provider)
     return out

@@ -12,12 +12,17 @@ verified after download and before each locked load), lives beside it in
 
     {"kernelkit-lock-hashes": 1,
      "kernels": {"org/name": {"commit": "<40 hex>",
+                              "sources": "sha256:<64 hex>",
                               "variants": {"<variant>": {"hash": "sha256-<64 hex>",
                                                          "hash_type": "git_lfs_concat",
                                                          "signer": "ed25519:SHA256:..."}}}}}
 
 ``signer`` (only for a variant that was signed when locked) is the identity whose signature
 was verified then; every locked load requires a valid signature by it (``kernelkit.signing``).
+
+``sources`` (optional) is the digest of the sources the commit's builds record and publish
+(``kernelkit.artifact.sources``): a locked load that builds a missing variant from source
+(``build_missing``) builds from exactly those bytes, and refuses without it.
 
 A sidecar entry applies only to the commit it names: after upstream re-locks a kernel to another
 commit, its stale hashes are ignored, and that kernel is pinned by commit plus the digest in each
@@ -37,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelkit.artifact.sources import is_digest
 from kernelkit.errors import InputFileError, LockError
 from kernelkit.loader.identity import is_repo_id, is_variant_name
 from kernelkit.lock.hashing import HASH_PREFIX, HASH_TYPE
@@ -81,6 +87,8 @@ class KernelLock:
     variants: dict[str, VariantLock] = field(default_factory=dict)
     version: int | None = None
     revision: str | None = None
+    #: the digest of the commit's published sources (sidecar only); ``None``: not recorded
+    sources: str | None = None
 
     @property
     def commit(self) -> str:
@@ -96,8 +104,11 @@ class KernelLock:
         return {"dependency": dep, "lock": {"commit": self.sha}}
 
     def hashes_json(self) -> dict[str, Any]:
-        return {"commit": self.sha,
-                "variants": {name: v.to_json() for name, v in sorted(self.variants.items())}}
+        out: dict[str, Any] = {"commit": self.sha}
+        if self.sources is not None:
+            out["sources"] = self.sources
+        out["variants"] = {name: v.to_json() for name, v in sorted(self.variants.items())}
+        return out
 
 
 @dataclass(frozen=True)
@@ -131,7 +142,8 @@ def dumps_locks(locks: Iterable[KernelLock]) -> str:
 def dumps_hashes(locks: Iterable[KernelLock]) -> str:
     """``kernels.lock.hashes`` text for the entries that carry hashes."""
     kernels = {lock.repo_id: lock.hashes_json()
-               for lock in sorted(locks, key=_sort_key, reverse=True) if lock.variants}
+               for lock in sorted(locks, key=_sort_key, reverse=True)
+               if lock.variants or lock.sources}
     return json.dumps({"kernelkit-lock-hashes": HASHES_FORMAT,
                        "kernels": dict(sorted(kernels.items()))}, indent=2) + "\n"
 
@@ -262,8 +274,11 @@ def parse_hashes(text: str, source: Path | str) -> dict[str, KernelLock]:
         commit = entry.get("commit") if isinstance(entry, dict) else None
         if not is_repo_id(repo_id) or not isinstance(commit, str) or not _SHA_RE.match(commit):
             raise LockError(f"{where}: needs a repo id 'org/name' and a full 'commit'", hint=hint)
+        sources = entry.get("sources")
+        if sources is not None and not is_digest(sources):
+            raise LockError(f"{where}: 'sources' must be a digest sha256:<64 hex>", hint=hint)
         out[repo_id] = KernelLock(repo_id, commit, _parse_variants(entry.get("variants"), where,
-                                                                   hint))
+                                                                   hint), sources=sources)
     return out
 
 
@@ -293,7 +308,7 @@ def read_lock_file(path: Path) -> LockFile:
         known = hashes.get(lock.repo_id)
         if known is not None and known.sha == lock.sha:
             lock = KernelLock(lock.repo_id, lock.sha, known.variants, lock.version,
-                              lock.revision)
+                              lock.revision, known.sources)
         merged.append(lock)
     return LockFile(path, merged, legacy, side)
 
@@ -328,7 +343,7 @@ def write_locks(path: Path, locks: Iterable[KernelLock]) -> bool:
     locks = list(locks)
     side = hashes_path(path)
     wrote = False
-    if any(lock.variants for lock in locks):
+    if any(lock.variants or lock.sources for lock in locks):
         wrote = _write_if_changed(side, dumps_hashes(locks))
     elif side.is_file():
         side.unlink()

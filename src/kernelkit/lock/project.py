@@ -23,6 +23,7 @@ from typing import Any
 
 from kernelkit.errors import InputFileError, LockError
 from kernelkit.hub.port import Hub
+from kernelkit.loader.cache import RepoCache
 from kernelkit.loader.identity import is_repo_id
 from kernelkit.loader.versions import VersionRequest, parse_version_request
 from kernelkit.lock.hashing import variant_hashes
@@ -113,7 +114,8 @@ def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = 
     version = request if isinstance(request, int) else None
     revision = None if isinstance(request, int) else (found.ref or commit)
     if previous is not None and previous.sha == commit and previous.variants and not refresh:
-        return KernelLock(dep.repo_id, commit, previous.variants, version, revision)
+        return KernelLock(dep.repo_id, commit, previous.variants, version, revision,
+                          previous.sources)
     listing = hub.list_files(dep.repo_id, commit, "build")
     hashes = variant_hashes(listing)
     if not hashes:
@@ -125,7 +127,17 @@ def resolve_lock(hub: Hub, dep: KernelDependency, previous: KernelLock | None = 
     signers = locked_signers(hub, dep.repo_id, commit, listing, hashes, read_settings())
     return KernelLock(dep.repo_id, commit,
                       {v: VariantLock(h, signer=signers.get(v)) for v, h in hashes.items()},
-                      version, revision)
+                      version, revision, _sources(hub, found.cache, commit, sorted(hashes)))
+
+
+def _sources(hub: Hub, rc: RepoCache, commit: str, variants: list[str]) -> str | None:
+    """The digest of the sources the commit's builds record (``None``: they record none), so
+    a locked build from source (``build_missing``) builds from exactly those bytes."""
+    from kernelkit.loader.install import LazyHub
+    from kernelkit.loader.sources import published_sources
+
+    record = published_sources(LazyHub(hub, lambda: hub), rc, commit, variants, offline=False)
+    return record.digest if record is not None else None
 
 
 def lock_project(project_dir: Path, hub: Hub, *, refresh: bool = False) -> LockResult:

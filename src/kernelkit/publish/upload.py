@@ -6,7 +6,10 @@ branch and the exact files (a value you can print and test); :func:`upload` publ
 Hub layout of a version branch: ``build/<variant>/...`` for every variant (and
 ``build/<variant>.kksig`` beside it when it is signed, ``kernelkit.signing``), ``benchmarks/
 benchmark*.py`` from the project, ``benchmarks/results/<variant>/`` (``kernelkit benchmark
---save``; only results of the very build uploaded), and ``README.md`` from ``CARD.md``. Uploaded
+--save``; only results of the very build uploaded), and ``README.md`` from ``CARD.md``. The
+project's sources (when given and the variants record their digest) go to the branch
+``kernelkit-sources`` as ``sources/<hex>.tar.gz`` first, so no version names sources the hub
+does not have (``kernelkit.artifact.sources`` says why not on the version branch). Uploaded
 variants replace ``build/<variant>/`` wholly; on an existing branch the other variants stay
 (upstream rule); a new branch holds only what is uploaded. ``main`` gets the same README.md.
 """
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kernelkit.artifact.digest import variant_files
 from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata, load_json, read_bytes
+from kernelkit.artifact.sources import SOURCES_BRANCH, SourceArchive, record_of
 from kernelkit.errors import (
     HubError,
     InputFileError,
@@ -49,6 +53,7 @@ class UploadPlan:
     readme: Path | None  # README.md source (already rendered), also published to main
     version: int
     warnings: tuple[str, ...] = ()
+    sources: SourceArchive | None = None  # to publish on SOURCES_BRANCH
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,7 @@ class UploadResult:
     warnings: tuple[str, ...] = field(default=())
     #: ``(branch, pull request URL)`` for each branch a pull request was opened against
     pull_requests: tuple[tuple[str, str], ...] = ()
+    sources: str | None = None  # the digest of the sources published with the variants
 
 
 # --- planning ------------------------------------------------------------------------------
@@ -133,9 +139,10 @@ def render_card(text: str, values: dict[str, str]) -> str:
 
 
 def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = None,
-                staging: Path) -> UploadPlan:
+                staging: Path, sources: SourceArchive | None = None) -> UploadPlan:
     """Discover and verify the variants under ``path``; the README is rendered into
-    ``staging`` (a scratch directory the caller owns)."""
+    ``staging`` (a scratch directory the caller owns). ``sources``: the project's sources
+    archive, published when the variants record its digest (:func:`sources_warnings`)."""
     tree = discover_variants(path)
     if tree is None:
         raise KernelkitError(f"no build variants found under {path} (looked in result/, build/ "
@@ -174,7 +181,31 @@ def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = 
                      for v, m in metas.items() if m.provenance and m.provenance.dirty) + tuple(
         f"{d}: benchmark results of another build of {Path(d).name}, not uploaded (run "
         "`kernelkit benchmark --save` again)" for d in stale)
-    return UploadPlan(repo_id, branch, tuple(metas), files, readme, version, warnings)
+    published = None
+    if sources is not None:
+        source_notes = sources_warnings(metas, sources)
+        if len(source_notes) < len(metas):  # some variant names these sources
+            published = sources
+        warnings += tuple(source_notes)
+    return UploadPlan(repo_id, branch, tuple(metas), files, readme, version, warnings,
+                      published)
+
+
+def sources_warnings(metas: dict[str, Metadata], sources: SourceArchive) -> list[str]:
+    """One note per variant that does not record ``sources``' digest (built from other
+    sources, or by a kernelkit that did not record them): no build from source can use the
+    archive for it."""
+    notes = []
+    for variant, meta in metas.items():
+        record = record_of(meta.provenance.extra) if meta.provenance is not None else None
+        if record is None:
+            notes.append(f"variant {variant} records no sources (built by an older kernelkit "
+                         "or another builder): rebuild it to let users build from source")
+        elif record.digest != sources.digest:
+            notes.append(f"variant {variant} was built from sources {record.digest[:19]}..., "
+                         f"not the project's current ones ({sources.digest[:19]}...): rebuild "
+                         "it, or its sources are not published")
+    return notes
 
 
 RESULTS_DIR = "benchmarks/results"  # `kernelkit benchmark --save`: <dir>/<variant>/
@@ -260,12 +291,15 @@ def check_tag(tag: str, branch: str) -> str:
 
 def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | None = None,
            tag: str | None = None, message: str | None = None,
-           create_pr: bool = False, sign_key: SigningKey | None = None) -> UploadResult:
+           create_pr: bool = False, sign_key: SigningKey | None = None,
+           sources: SourceArchive | None = None) -> UploadResult:
     """Verify the build tree at ``path`` and publish it to ``hub`` (see module docstring).
 
     ``create_pr``: open pull requests (one per branch with changes, as upstream) instead of
     moving the branches; only hubs with pull requests (the Hugging Face Hub API) can.
-    ``sign_key``: sign every variant first (``build/<variant>.kksig``, published with it)."""
+    ``sign_key``: sign every variant first (``build/<variant>.kksig``, published with it).
+    ``sources``: the project's sources archive (``kernelkit.source_build.pack``), published as
+    ``sources/<hex>.tar.gz`` when the variants record its digest."""
     import tempfile
 
     if sign_key is not None:
@@ -282,7 +316,8 @@ def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | No
                        hint="publish to a Hugging Face Hub API endpoint (--hub hf), or drop "
                             "--create-pr")
     with tempfile.TemporaryDirectory(prefix="kernelkit-upload-") as tmp:
-        plan = plan_upload(Path(path), repo_id=repo_id, branch=branch, staging=Path(tmp))
+        plan = plan_upload(Path(path), repo_id=repo_id, branch=branch, staging=Path(tmp),
+                           sources=sources)
         if tag is not None:
             check_tag(tag, plan.branch)
         if create_pr:
@@ -304,6 +339,9 @@ def _publish_pr(plan: UploadPlan, hub: Hub, message: str) -> UploadResult:
     old = hub.list_refs(plan.repo_id).branches.get(plan.branch) if exists else None
     commit, url = publish_pr(plan.repo_id, plan.branch, plan.files,
                              delete_prefixes=_prefixes(plan, old), message=message)
+    unsent = (f"the sources were not published: with --create-pr nothing is written to the "
+              f"{SOURCES_BRANCH} branch; upload once without --create-pr to publish them")
+    warnings = plan.warnings + ((unsent,) if plan.sources else ())
     prs = [(plan.branch, url)] if url else []
     main_commit = None
     if plan.readme is not None and plan.branch != "main":
@@ -311,7 +349,7 @@ def _publish_pr(plan: UploadPlan, hub: Hub, message: str) -> UploadResult:
                                            message=message)
         prs += [("main", main_url)] if main_url else []
     return UploadResult(plan.repo_id, plan.branch, commit, None, plan.variants,
-                        changed=bool(prs), main_commit=main_commit, warnings=plan.warnings,
+                        changed=bool(prs), main_commit=main_commit, warnings=warnings,
                         pull_requests=tuple(prs))
 
 
@@ -319,6 +357,9 @@ def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> Uploa
     """The version branch (and its tag, in one atomic step where the hub can), then ``main``'s
     README. ``main`` is shared by every upload of the repository, so a lost compare-and-swap
     there is retried on the new ``main`` instead of failing an upload that already landed."""
+    if plan.sources is not None:  # first: no version may name sources the hub lacks
+        _publish_retrying(hub, plan.repo_id, SOURCES_BRANCH,
+                          {plan.sources.repo_path: plan.sources.path}, message)
     exists = hub.repo_exists(plan.repo_id)
     old = hub.list_refs(plan.repo_id).branches.get(plan.branch) if exists else None
     prefixes = _prefixes(plan, old)
@@ -335,7 +376,8 @@ def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> Uploa
     if plan.readme is not None and plan.branch != "main":
         main_commit = _publish_main(hub, plan.repo_id, plan.readme, message)
     return UploadResult(plan.repo_id, plan.branch, commit, tag, plan.variants,
-                        changed=commit != old, main_commit=main_commit, warnings=plan.warnings)
+                        changed=commit != old, main_commit=main_commit, warnings=plan.warnings,
+                        sources=plan.sources.digest if plan.sources else None)
 
 
 MAIN_ATTEMPTS = 50
@@ -343,12 +385,19 @@ MAIN_ATTEMPTS = 50
 
 def _publish_main(hub: Hub, repo_id: str, readme: Path, message: str) -> str:
     """Publish README.md to ``main``, retrying a lost race (with a short random back-off)."""
+    return _publish_retrying(hub, repo_id, "main", {"README.md": readme}, message)
+
+
+def _publish_retrying(hub: Hub, repo_id: str, branch: str, files: dict[str, Path],
+                      message: str) -> str:
+    """Add ``files`` to ``branch``, shared by every upload of the repository (``main``, the
+    sources branch), retrying a lost race (with a short random back-off)."""
     import random
     import time
 
     for attempt in range(MAIN_ATTEMPTS):
         try:
-            return hub.publish(repo_id, "main", {"README.md": readme}, message=message)
+            return hub.publish(repo_id, branch, files, message=message)
         except PublishRaceError:
             if attempt == MAIN_ATTEMPTS - 1:
                 raise

@@ -18,7 +18,7 @@ from kernelkit._version import __version__
 from kernelkit.artifact.layout import seal_variant
 from kernelkit.artifact.metadata import Metadata, Provenance
 from kernelkit.builder.compile.events import BuildResult
-from kernelkit.builder.compile.provenance import GitState, kernel_commit
+from kernelkit.builder.compile.provenance import GitState, kernel_commit, sources_record
 from kernelkit.builder.plan.package import kernel_dependency, package_dir, package_files
 from kernelkit.errors import NotBuildableError
 from kernelkit.generate.ids import ops_name
@@ -49,7 +49,9 @@ def noarch_metadata(manifest: Manifest, backend: str, uid: str,
         python_depends=python_depends_for(g, backend),
         kernel_depends=tuple(kernel_dependency(d) for d in all_kernel_depends(g)),
         provenance=Provenance(builder_version=f"kernelkit/{__version__}",
-                              kernel=kernel_commit(state), extra={"kind": "noarch"}),
+                              kernel=kernel_commit(state),
+                              extra={"kind": "noarch",
+                                     "sources": sources_record(manifest, state)}),
     )
 
 

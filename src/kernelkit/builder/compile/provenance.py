@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelkit.artifact.metadata import Commit
+from kernelkit.artifact.sources import sources_digest
 from kernelkit.builder.caches.build_cache import source_digest, source_files
 from kernelkit.errors import CommandError
 from kernelkit.generate.ids import content_id
@@ -72,6 +73,15 @@ def _relative(path: Path, root: Path) -> str:
 def project_git_state(manifest: Manifest) -> GitState | None:
     """:func:`git_state` of a project, with its source files (``build_cache.source_files``)."""
     return git_state(manifest.root.resolve(), source_files(manifest))
+
+
+def sources_record(manifest: Manifest, state: GitState | None) -> dict[str, object]:
+    """``provenance.kernelkit.sources`` of every variant: the digest of what a build reads
+    (``artifact.sources``; what ``kernelkit upload`` publishes as ``sources/<hex>.tar.gz``), how
+    many files, and the project's git commit (``None`` outside git)."""
+    files = source_files(manifest)
+    return {"digest": sources_digest(manifest.root, files), "files": len(files),
+            "commit": state.commit if state is not None else None}
 
 
 def kernel_commit(state: GitState | None) -> Commit | None:

@@ -35,7 +35,7 @@ from kernelkit.builder.compile.diagnostics import first_errors
 from kernelkit.builder.compile.events import BuildEvent, BuildResult, OnEvent, ignore_event
 from kernelkit.builder.compile.namespace_units import namespace_units
 from kernelkit.builder.compile.progress import NinjaProgress, ninja_log_length, unit_times
-from kernelkit.builder.compile.provenance import GitState, kernel_commit
+from kernelkit.builder.compile.provenance import GitState, kernel_commit, sources_record
 from kernelkit.builder.plan.package import kernel_dependency, package_files
 from kernelkit.builder.plan.variant_plan import VariantPlan
 from kernelkit.builder.toolchain.build_tools import find_cmake_ninja
@@ -305,7 +305,8 @@ def variant_metadata(manifest: Manifest, env: BuildEnvironment, plan: VariantPla
     g = manifest.general
     extra: dict[str, object] = {"torch": env.torch.torch_version,
                                 "python": env.torch.python_version,
-                                "cxx-standard": plan.cxx_standard}
+                                "cxx-standard": plan.cxx_standard,
+                                "sources": sources_record(manifest, state)}
     if env.toolkit is not None and plan.backend == "cuda":
         extra["cuda-toolkit"] = env.toolkit.version
     if isinstance(manifest.framework, TvmFfi):
