@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kernelkit.errors import KernelkitError
+from kernelkit.cli.parser import add_json, add_project
+from kernelkit.cli.ui import emit_json
+from kernelkit.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,8 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "with --shards N), each uploading its build/ as an artifact; a merge job that runs "
         "`kernelkit merge` and `kernelkit check`; with --upload, a job that runs "
         "`kernelkit upload` on v* tags and manual runs.")
-    g.add_argument("project", nargs="?", type=Path, default=Path("."), metavar="PROJECT",
-                   help="the kernel project (default: the current directory)")
+    add_project(g)
     g.add_argument("--shards", type=int, metavar="N",
                    help="N build jobs per system, each `kernelkit build --all --shard K/N` "
                    "(default: one job per variant, `kernelkit build --variant NAME`)")
@@ -32,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help='how the jobs install kernelkit (default: pip install "kernelkit[build]")')
     g.add_argument("--python-version", default="3.12", help="setup-python version (default 3.12)")
     g.add_argument("--hub", default="hf", help="`kernelkit upload --hub` (default: hf)")
+    add_json(g, "print what was written as JSON (the file, the jobs)")
     g.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="default: .github/workflows/kernels.yml in the project's git repository "
                    "('-' prints it)")
@@ -53,7 +55,8 @@ def _runners(items: list[str]) -> dict[str, str]:
     for item in items:
         system, sep, label = item.partition("=")
         if not sep or not system or not label:
-            raise KernelkitError(f"--runner {item!r}: expected SYSTEM=LABEL")
+            raise UsageError(f"--runner {item!r}: expected SYSTEM=LABEL",
+                             hint="e.g. --runner x86_64-linux=my-runner")
         runners[system] = label
     return runners
 
@@ -81,6 +84,10 @@ def _run_github(args: argparse.Namespace) -> int:
         return 0
     out = (args.output or root / ".github" / "workflows" / "kernels.yml").absolute()
     written = write_files(out.parent, {out.name: text}, force=args.force)
+    if args.json:
+        emit_json({"path": str(out), "written": bool(written), "variants":
+                   [t.variant for t in targets], "shards": args.shards, "upload": args.upload})
+        return 0
     jobs = f"{args.shards} shard(s) per system" if args.shards else f"{len(targets)} variant job(s)"
     state = "wrote" if written else "unchanged:"
     print(f"{state} {out} ({jobs}, merge + check{', upload' if args.upload else ''})")
