@@ -109,7 +109,7 @@ def untagged_notes(result: Any, hub: Hub) -> list[str]:
     newest = max((_minor_patch(t) for t in tags), default=None)
     suggest = f"v{major}.0.0" if newest is None else f"v{major}.{newest[0]}.{newest[1] + 1}"
     retag = (f"kernelkit hub retag {result.repo_id} {suggest} {result.commit[:12]} "
-             f"--hub {hub_arg(hub)}")
+             f"--hub {hub_arg(hub)} --yes")
     text = (f"no release tag: `version={major}` (branch {result.branch}) loads this build, but "
             f"version specifiers such as '>={major}.0' only see tagged releases; tag it: "
             f"`{retag}` (or upload with --tag {suggest})")
