@@ -33,9 +33,10 @@ def run(args: argparse.Namespace) -> int:
     from kernelkit.lock.project import lock_project
 
     result = lock_project(args.project, open_online_hub(args.hub, "lock"), refresh=args.refresh)
+    untrusted = _untrusted([lock.repo_id for lock in result.locks])
     if args.json:
         emit_json({"path": str(result.path), "written": result.written,
-                   "converted": result.converted, "locks": [
+                   "converted": result.converted, "untrusted": untrusted, "locks": [
                        {"repo_id": lock.repo_id, "commit": lock.sha,
                         "variants": sorted(lock.variants),
                         "changed": lock.repo_id in result.changed} for lock in result.locks]})
@@ -48,4 +49,19 @@ def run(args: argparse.Namespace) -> int:
     if result.converted:
         note(f"converted {result.path} from kernelkit's previous format to the one upstream "
              "kernels reads")
+    if untrusted:
+        note(f"note: {', '.join(untrusted)}: not from a trusted publisher; loading them from "
+             f"{result.path.name} (load_kernel, get_locked_kernel) runs their code without "
+             "trust_remote_code: this lock is your consent to the locked commits "
+             "(docs/security.md, \"Locked loads\")")
     return 0
+
+
+def _untrusted(repo_ids: list[str]) -> list[str]:
+    """The locked repositories whose publisher is not trusted (``KERNELKIT_TRUSTED_PUBLISHERS``
+    and the defaults): what locking them consents to is said once, here."""
+    from kernelkit.loader.settings import read_settings
+    from kernelkit.util.usage import needs_trust
+
+    trusted = read_settings().trusted_publishers
+    return sorted(r for r in repo_ids if needs_trust(r, trusted))
