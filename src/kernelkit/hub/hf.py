@@ -85,7 +85,7 @@ class HuggingFaceHub:
 
     def __str__(self) -> str:
         """What a person reads: the Hub API endpoint (``--hub hf`` with ``HF_ENDPOINT``)."""
-        return redact_url(self.endpoint or os.environ.get("HF_ENDPOINT")
+        return redact_url(self.endpoint or HF_ENDPOINT.read(process_environ())
                           or "https://huggingface.co")
 
     def describe(self) -> str:
