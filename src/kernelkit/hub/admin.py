@@ -10,7 +10,7 @@ then changed one call at a time, tags before the branch (a version whose tags ar
 whose branch is left still loads with ``version=N``; running the command again finishes it),
 and a tag that is moved is deleted and created again (a failed creation puts the old one back).
 
-``main`` is never removed: every repository keeps its card there (``hub/publish.py``).
+``main`` is never removed: every repository keeps its card there (``publish/upload.py``).
 """
 
 from __future__ import annotations
