@@ -25,7 +25,7 @@ from kernelkit.hub.local import LocalGitHub
 from kernelkit.hub.port import Hub
 from kernelkit.variants.host import detect_system
 from tests.helpers import make_variant, run_cli
-from tests.hubserver import WRITE_TOKEN, HubServer, run_server
+from tests.hubserver import READ_TOKEN, WRITE_TOKEN, HubServer, run_server
 
 REPO = "acme/demo"
 HOST = detect_system().arch_variant() or "torch-cpu"
@@ -243,3 +243,29 @@ def test_ref_changes_are_all_or_nothing(kind: str, server: HubServer, tmp_path: 
     fresh: Hub = open_hub(spec)
     assert set(fresh.list_refs(REPO).tags) == {"v1.0.0", "v1.1.0"}
     assert "v1" in fresh.list_refs(REPO).branches
+
+
+def test_serve_deletes_refs_for_writers_only_and_never_main(server: HubServer,
+                                                             tmp_path: Path) -> None:
+    """The DELETE endpoints behind `hub rm-version`/`retag` on `kernelkit serve`, called by
+    huggingface_hub itself: a read token may not, main (the card) may not go, an unknown tag
+    is RevisionNotFound, a writer's delete takes the tag away."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, RevisionNotFoundError
+
+    assert run_cli("upload", str(build_tree(tmp_path)), "--repo-id", REPO, "--hub", "hf",
+                   "--tag", "v1.0.0").returncode == 0
+    writer = HfApi(endpoint=server.url, token=WRITE_TOKEN)
+    reader = HfApi(endpoint=server.url, token=READ_TOKEN)
+    with pytest.raises(HfHubHTTPError) as refused:
+        reader.delete_tag(REPO, tag="v1.0.0", repo_type="kernel")
+    assert refused.value.response.status_code == 403
+    with pytest.raises(HfHubHTTPError) as refused:
+        writer.delete_branch(REPO, branch="main", repo_type="kernel")
+    assert refused.value.response.status_code == 403
+    with pytest.raises(RevisionNotFoundError):
+        writer.delete_tag(REPO, tag="v9.9.9", repo_type="kernel")
+    refs = writer.list_repo_refs(REPO, repo_type="kernel")
+    assert {t.name for t in refs.tags} == {"v1.0.0"} and "main" in {b.name for b in refs.branches}
+    writer.delete_tag(REPO, tag="v1.0.0", repo_type="kernel")
+    assert writer.list_repo_refs(REPO, repo_type="kernel").tags == []
