@@ -22,7 +22,7 @@ import pytest
 from kernelkit.errors import ExitCode
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.variants.host import detect_system
-from tests.helpers import make_variant, run_cli
+from tests.helpers import make_variant, publish_build, run_cli
 
 REPO = "acme/demo"
 HOST = detect_system().arch_variant() or "torch-cpu"
@@ -34,14 +34,13 @@ def publish(hub: LocalGitHub, tmp: Path, branch: str, variants: tuple[str, ...] 
     build = tmp / f"build-{uuid.uuid4().hex[:8]}"
     for v in variants:
         make_variant(build, v, uid=uuid.uuid4().hex[:7])
-    files = {f"build/{p.relative_to(build).as_posix()}": p
-             for p in sorted(build.rglob("*")) if p.is_file()}
-    return hub.publish(repo, branch, files, delete_prefixes=("build/",))
+    return publish_build(hub, repo, branch, build)
 
 
 @pytest.fixture
-def hub(tmp_path: Path) -> LocalGitHub:
-    hub = LocalGitHub(tmp_path / "hub")
+def hub(hub: LocalGitHub, tmp_path: Path) -> LocalGitHub:
+    """The shared empty hub (tests/integration/conftest.py) with acme/demo (v1, v1.0.0) and
+    acme/unversioned (main only)."""
     commit = publish(hub, tmp_path, "v1")
     hub.tag(REPO, "v1.0.0", commit)
     publish(hub, tmp_path, "main", repo="acme/unversioned")

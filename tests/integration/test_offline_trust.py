@@ -21,16 +21,14 @@ import pytest
 from kernelkit.errors import OfflineError, TrustError
 from kernelkit.hub.local import LocalGitHub
 from kernelkit.loader import api
-from tests.helpers import make_variant, run_cli
+from tests.helpers import make_variant, publish_build, run_cli
 
 
 def publish(hub: LocalGitHub, tmp: Path, repo: str, factor: float = 2.0) -> str:
     uid = uuid.uuid4().hex[:7]
     build = tmp / f"src-{uid}" / "build"
-    vdir = make_variant(build, "torch-cpu", name=repo.split("/")[1], uid=uid, factor=factor)
-    files = {f"build/torch-cpu/{p.relative_to(vdir).as_posix()}": p
-             for p in vdir.rglob("*") if p.is_file()}
-    commit = hub.publish(repo, "v1", files)
+    make_variant(build, "torch-cpu", name=repo.split("/")[1], uid=uid, factor=factor)
+    commit = publish_build(hub, repo, "v1", build)
     hub.tag(repo, "v1.0.0", commit)
     return commit
 
