@@ -18,7 +18,8 @@ code  name                raised for
 1     ERROR               any other :class:`KernelkitError` or ``OSError``; a check that
                           found errors, or no variant that fits
 2     USAGE               :class:`UsageError` (and argparse's own argument errors)
-3     NOT_FOUND           a kernel, revision, version, variant or module that is not there
+3     NOT_FOUND           a repository, kernel, revision, version, variant or module that is
+                          not there
 4     INTEGRITY           :class:`IntegrityError` (digest or lock hash mismatch)
 5     OFFLINE             :class:`OfflineError`: offline and not in the cache
 6     TRUST               :class:`TrustError`: a publisher the user has not trusted;
@@ -29,6 +30,8 @@ code  name                raised for
                           unreadable, irregular, too large); ``UnsafeValueError``
 9     COMMAND             :class:`CommandError`: an external command (cmake, git, pip) failed
 130   INTERRUPTED         Ctrl-C
+141   BROKEN_PIPE         standard output was closed by its reader (``kernelkit ... | head``):
+                          nothing more is printed, as a program killed by SIGPIPE
 ====  ==================  ==============================================================
 """
 
@@ -271,6 +274,16 @@ class UnsafeCacheError(IntegrityError):
 
 class HubError(KernelkitError):
     """The hub could not answer (missing repository, unreachable remote, failed publish)."""
+
+
+class RepoNotFoundError(HubError):
+    """The hub has no repository ``repo_id`` (exit code 3, like a missing revision);
+    ``hub`` names the hub as a person reads it."""
+
+    def __init__(self, repo_id: str, hub: str, *, hint: str | None = None) -> None:
+        self.repo_id = repo_id
+        self.hub = hub
+        super().__init__(f"kernel repository {repo_id} not found on {hub}", hint=hint)
 
 
 class PublishRaceError(HubError):
@@ -539,6 +552,18 @@ class UsageError(KernelkitError):
 
 
 
+class MissingDependencyError(KernelkitError):
+    """An optional dependency is not installed; ``extra`` is the ``kernelkit[extra]`` that
+    brings it (``None``: not one of kernelkit's extras, e.g. torch)."""
+
+    def __init__(self, module: str, extra: str | None, install: str) -> None:
+        self.module = module
+        self.extra = extra
+        super().__init__(f"this needs the Python package {module!r}, which is not installed",
+                         hint=f"install it: {install}")
+
+
+
 class MergeError(KernelkitError):
     """Shards that cannot be merged: no variants, a broken digest, or a conflict."""
 
@@ -608,6 +633,7 @@ class ExitCode(enum.IntEnum):
     INVALID_INPUT = 8
     COMMAND = 9
     INTERRUPTED = 130
+    BROKEN_PIPE = 141
 
 
 # Most specific first is not needed: :func:`exit_code` walks the error's MRO, so the nearest
@@ -615,6 +641,7 @@ class ExitCode(enum.IntEnum):
 EXIT_CODES: dict[type[KernelkitError], ExitCode] = {
     UsageError: ExitCode.USAGE,
     RevisionNotFoundError: ExitCode.NOT_FOUND,
+    RepoNotFoundError: ExitCode.NOT_FOUND,
     VariantNotFoundError: ExitCode.NOT_FOUND,
     KernelNotFoundError: ExitCode.NOT_FOUND,
     KernelModuleNotFoundError: ExitCode.NOT_FOUND,

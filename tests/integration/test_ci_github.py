@@ -11,6 +11,8 @@ for those labels are ignored.
 from __future__ import annotations
 
 import functools
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -103,7 +105,7 @@ def uses(job: dict[str, Any]) -> list[str]:
 
 def test_one_job_per_variant(targets: list[BuildTarget]) -> None:
     j = jobs(render_workflow(targets, WorkflowOptions()))
-    assert sorted(j) == ["build", "merge"]
+    assert sorted(j) == ["build", "merge", "test"]
     rows = j["build"]["strategy"]["matrix"]["include"]
     assert [r["variant"] for r in rows] == [t.variant for t in targets]
     runner = {r["variant"]: r["runner"] for r in rows}
@@ -154,17 +156,18 @@ def test_upload_job_and_project_subdirectory(targets: list[BuildTarget]) -> None
     options = WorkflowOptions(upload=True, project_dir="kernels/img 2gray",
                               python_version="3.10")
     j = jobs(render_workflow(targets[:2], options))
-    assert sorted(j) == ["build", "merge", "upload"]
+    assert sorted(j) == ["build", "merge", "test", "upload"]
     assert j["build"]["steps"][1]["with"]["python-version"] == "3.10"  # a string, not 3.1
     assert j["build"]["steps"][-2]["working-directory"] == "kernels/img 2gray"
     assert step_runs(j["merge"])[-2:] == ["kernelkit merge 'kernels/img 2gray/build' shards/*",
                                          "kernelkit check 'kernels/img 2gray'"]
     up = j["upload"]
-    assert up["needs"] == "merge" and "refs/tags/v" in up["if"]
+    assert up["needs"] == ["merge", "test"] and "refs/tags/v" in up["if"]
     assert uses(up)[-1] == "actions/download-artifact@v4"
     assert up["steps"][-2]["with"] == {"name": "kernels", "path": "kernels/img 2gray/build"}
     assert up["steps"][-1]["env"] == {"HF_TOKEN": "${{ secrets.HF_TOKEN }}"}
-    assert step_runs(up)[-1] == "kernelkit upload 'kernels/img 2gray' --hub hf"
+    assert step_runs(up)[-1].splitlines()[-1] == \
+        "kernelkit upload 'kernels/img 2gray' --hub hf \"$@\""
 
 
 def test_bad_input_is_refused(targets: list[BuildTarget]) -> None:
@@ -230,7 +233,8 @@ def test_cli_writes_into_the_git_repository(tmp_path: Path,
     init_project(project, name="acme/img2gray", git=False)
     assert main(["ci", "github", str(project), "--shards", "2", "--upload"]) == 0
     out = repo / ".github" / "workflows" / "kernels.yml"
-    assert f"wrote {out} (2 shard(s) per system, merge + check, upload)" in capsys.readouterr().out
+    assert f"wrote {out} (2 shard(s) per system, merge + check, 3 test job(s), upload)" in \
+        capsys.readouterr().out
     j = jobs(out.read_text())
     assert j["build"]["steps"][-2]["working-directory"] == "kernels/img2gray"
     assert main(["ci", "github", str(project), "--shards", "2", "--upload"]) == 0
@@ -243,3 +247,143 @@ def test_cli_writes_into_the_git_repository(tmp_path: Path,
     assert {r["runner"] for r in rows} == {"big"}
     assert main(["ci", "github", str(project), "-o", "-", "--runner", "x86_64-linux=big"]) == 0
     assert capsys.readouterr().out == out.read_text()
+
+
+# --- a dry run of every job: its commands, run by a real shell ------------------------------
+
+SHIM = """#!{python}
+import json, os, sys
+log = os.environ["DRY_RUN_LOG"]
+def record(cmd, argv):
+    with open(log, "a") as f:
+        f.write(json.dumps({{"cmd": cmd, "argv": argv, "cwd": os.getcwd()}}) + "\\n")
+if {kind!r} == "python":
+    if sys.argv[1:3] != ["-m", "pip"]:
+        os.execv({python!r}, [{python!r}, *sys.argv[1:]])
+    record("pip", sys.argv[3:])
+else:
+    sys.path.insert(0, {src!r})
+    from kernelkit.cli.main import build_parser
+    record("kernelkit", sys.argv[1:])
+    build_parser().parse_args(sys.argv[1:])  # an unknown command or option exits 2 here
+"""
+EVENTS = {
+    "tag v1.2.0": {"GITHUB_REF": "refs/tags/v1.2.0", "GITHUB_REF_TYPE": "tag",
+                   "GITHUB_REF_NAME": "v1.2.0", "GITHUB_EVENT_NAME": "push"},
+    "manual run": {"GITHUB_REF": "refs/heads/main", "GITHUB_REF_TYPE": "branch",
+                   "GITHUB_REF_NAME": "main", "GITHUB_EVENT_NAME": "workflow_dispatch"},
+}
+
+
+def expand(text: str, row: dict[str, Any], tmp: Path) -> str:
+    """The workflow's ${{ }} expressions, as GitHub substitutes them before the shell runs."""
+    import re
+
+    def one(m: re.Match[str]) -> str:
+        expr = m.group(1).strip()
+        if expr.startswith("matrix."):
+            return str(row[expr[len("matrix."):]])
+        return {"runner.temp": str(tmp / "runner-temp"), "github.sha": "0" * 40}.get(
+            expr, "secret" if expr.startswith("secrets.") else expr)
+    return re.sub(r"\$\{\{(.*?)\}\}", one, text)
+
+
+def dry_run(text: str, tmp: Path, event: dict[str, str]) -> dict[str, list[list[dict[str, Any]]]]:
+    """Each job's `run:` steps in bash (per matrix row), with `python -m pip` and `kernelkit`
+    replaced by recorders (kernelkit's parses the command line with the real parser); the
+    records per job and row."""
+    shims = tmp / "shims"
+    shims.mkdir(exist_ok=True)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    for kind in ("python", "kernelkit"):
+        (shims / kind).write_text(SHIM.format(python=sys.executable, kind=kind, src=src))
+        (shims / kind).chmod(0o755)
+    out: dict[str, list[list[dict[str, Any]]]] = {}
+    for name, job in jobs(text).items():
+        rows = job.get("strategy", {}).get("matrix", {}).get("include") or [{}]
+        out[name] = []
+        for i, row in enumerate(rows):
+            log = tmp / f"{name}-{i}.jsonl"
+            log.touch()
+            repo = tmp / f"repo-{name}-{i}"
+            for step in job["steps"]:
+                if "run" not in step:
+                    continue
+                cwd = repo / step.get("working-directory", ".")
+                cwd.mkdir(parents=True, exist_ok=True)
+                env = {**os.environ, **event, "DRY_RUN_LOG": str(log),
+                       "PATH": f"{shims}{os.pathsep}{os.environ['PATH']}",
+                       **{k: expand(str(v), row, tmp) for k, v in step.get("env", {}).items()}}
+                proc = subprocess.run(["bash", "-e", "-c", expand(step["run"], row, tmp)],
+                                      cwd=cwd, env=env, capture_output=True, text=True)
+                assert proc.returncode == 0, (name, step, proc.stderr)
+            out[name].append([json.loads(line) for line in log.read_text().splitlines()])
+    return out
+
+
+def installed(records: list[dict[str, Any]]) -> str:
+    return " ".join(" ".join(r["argv"]) for r in records if r["cmd"] == "pip")
+
+
+def commands(records: list[dict[str, Any]]) -> list[list[str]]:
+    return [r["argv"] for r in records if r["cmd"] == "kernelkit"]
+
+
+@pytest.mark.parametrize("event", list(EVENTS))
+def test_every_job_installs_what_it_runs_and_tags_flow_into_upload(
+        targets: list[BuildTarget], tmp_path: Path, event: str) -> None:
+    """Issue 27: the upload job installed only kernelkit[build] and ran `upload --hub hf`; a
+    pushed tag was not passed as --tag; no test job; the merge job's check had no torch."""
+    text = render_workflow(targets, WorkflowOptions(upload=True))
+    runs = dry_run(text, tmp_path, EVENTS[event])
+    cpu = [t for t in targets if t.backend == "cpu" and t.pin is not None]
+    for name, per_row in runs.items():
+        for records in per_row:
+            pip = installed(records)
+            for argv in commands(records):
+                needs = {"build": ["build"], "check": ["build"]}.get(argv[0], [])
+                if argv[0] == "upload" and "--hub" in argv and argv[argv.index("--hub") + 1] \
+                        == "hf":
+                    needs.append("hf")
+                for extra in needs:
+                    assert f"kernelkit[{extra}]" in pip, (name, argv, pip)
+                if argv[0] in ("check", "test"):
+                    assert "torch==" in pip, (name, argv, pip)  # the import checks run
+                if argv[0] == "test":
+                    assert "pytest" in pip
+    # the merge job checks with the newest x86_64 CPU torch of the matrix
+    [merge] = runs["merge"]
+    newest = max((t for t in cpu if t.system == "x86_64-linux"),
+                 key=lambda t: tuple(int(x) for x in t.torch.split(".")))
+    assert f"torch=={newest.pin.torch}" in installed(merge)  # type: ignore[union-attr]
+    assert commands(merge) == [["merge", "build", "shards/*"], ["check", "."]]
+    # one test job per CPU variant a hosted runner loads, each with its own torch
+    tested = {tuple(commands(r)[-1]) for r in runs["test"]}
+    assert tested == {("test", ".", "--variant", t.variant) for t in cpu}
+    for records in runs["test"]:
+        variant = commands(records)[-1][-1]
+        pin = next(t.pin for t in cpu if t.variant == variant)
+        assert f"torch=={pin.torch}" in installed(records)  # type: ignore[union-attr]
+        assert commands(records)[0] == ["check", f"build/{variant}"]
+    [upload] = runs["upload"]
+    tag = ["--tag", "v1.2.0"] if event == "tag v1.2.0" else []
+    assert commands(upload) == [["upload", ".", "--hub", "hf", *tag]]
+    assert installed(upload).split()[-1] == "kernelkit[hf]"
+
+
+def test_the_dry_run_catches_a_command_kernelkit_would_refuse(tmp_path: Path,
+                                                             targets: list[BuildTarget]) -> None:
+    """The dry run is not a no-op: a job command with an option kernelkit lacks fails it."""
+    text = render_workflow(targets[:1], WorkflowOptions()).replace(
+        "kernelkit check .", "kernelkit check . --no-such-option")
+    with pytest.raises(AssertionError, match="no-such-option"):
+        dry_run(text, tmp_path, EVENTS["manual run"])
+
+
+def test_requirement_gets_the_extras() -> None:
+    from kernelkit.ci.github import requirement
+
+    assert requirement("kernelkit", ["build"]) == "kernelkit[build]"
+    assert requirement("kernelkit[plot]==0.2", ["build", "hf"]) == "kernelkit[plot,build,hf]==0.2"
+    assert requirement("kernelkit @ git+https://h/k", ["hf"]) == "kernelkit[hf] @ git+https://h/k"
+    assert requirement("kernelkit", []) == "kernelkit"

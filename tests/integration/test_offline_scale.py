@@ -119,4 +119,6 @@ def test_offline_selection_from_cached_refs(tmp_path: Path) -> None:
     with pytest.raises(OfflineError, match="revision 'main' of acme/scale is not in the local "
                        "cache") as info:
         select_offline(rc, revision="main")
-    assert "get_kernel('acme/scale', revision='main')" in str(info.value)
+    # acme is not a trusted publisher: the call that loads it says so
+    assert ('kernelkit.get_kernel("acme/scale", revision="main", trust_remote_code=True)'
+            in str(info.value))

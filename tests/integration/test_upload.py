@@ -76,7 +76,9 @@ def test_two_versions_live_on_two_branches(tmp_path: Path, hub: LocalGitHub) -> 
     r2 = upload(make_variant(tmp_path / "b" / "build", CPU, version=2, factor=3.0).parent, hub,
                 repo_id=REPO, tag="v2.1.0")
     refs = hub.list_refs(REPO)
-    assert refs.branches == {"v1": r1.commit, "v2": r2.commit}
+    # without a CARD.md, main gets a generated card (every repository has main: Hub clients)
+    assert refs.branches == {"v1": r1.commit, "v2": r2.commit, "main": r1.main_commit}
+    assert r2.main_commit is None  # an existing card on main is kept
     assert refs.tags == {"v2.1.0": r2.commit}
     init = hub.read_file(REPO, r2.commit, f"build/{CPU}/__init__.py")
     assert init is not None and b"x * 3.0" in init

@@ -109,7 +109,11 @@ def test_errors_and_offline(hub: dict[str, Any], tmp_path: Path) -> None:
     make_variant(build, HOST)
     other.publish("acme/unversioned", "main", {
         f"build/{p.relative_to(build).as_posix()}": p for p in build.rglob("*") if p.is_file()})
+    # by default main, as `info` (issue 27); asking for versions of it is what fails
     out = kernelkit("variants", "acme/unversioned", "--hub", str(other.root), env=hub["env"])
+    assert out.returncode == ExitCode.OK and "Revision main (" in out.stdout, out.stderr
+    out = kernelkit("variants", "acme/unversioned", "--all-versions", "--hub", str(other.root),
+                    env=hub["env"])
     assert out.returncode == ExitCode.NOT_FOUND
     assert "Repository does not support kernel versions: acme/unversioned" in out.stderr
     assert "--revision" in out.stderr

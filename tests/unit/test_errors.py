@@ -77,10 +77,10 @@ def test_variant_not_in_matrix_error_keeps_the_builder_constructor() -> None:
 
 def test_usage_error_from_a_command_exits_2(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    # a git remote cannot list its repositories: kernelkit hub list without ORG/NAME is misuse
+    # a git remote cannot list its repositories: kernelkit hub ls without ORG/NAME is misuse
     assert main(["hub", "list", "--hub", f"git+file://{tmp_path}/remote"]) == ExitCode.USAGE
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "kernelkit hub list ORG/NAME" in err
+    assert err.startswith("error: ") and "kernelkit hub ls ORG/NAME" in err
 
 
 def test_not_found_and_invalid_input_exit_codes(tmp_path: Path,

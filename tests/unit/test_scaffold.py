@@ -161,8 +161,23 @@ def test_names_flow_into_every_file() -> None:
     assert 'register_fake(add_op_namespace_prefix("luma_fast"))' in init
     assert 'register_fake(add_op_namespace_prefix("luma_fast.out"))' in init
     assert "return ops.luma_fast.default(image)" in init  # a thin wrapper: checks are in C++
-    assert 'kernelkit.get_kernel("acme/luma-fast", version=1)' in files["CARD.md"]
+    # acme is not a trusted publisher: the card's line must say so, or it raises TrustError
+    load = 'kernelkit.get_kernel("acme/luma-fast", version=1, trust_remote_code=True)'
+    assert load in files["CARD.md"] and load in files["README.md"]
     assert not any("{{" in text and "python_name" in text for text in files.values())
+
+
+def test_card_usage_line_loads_for_its_readers() -> None:
+    """Issue 27: the card's usage line is the one `get_kernel` accepts: trust_remote_code=True
+    for every publisher but the trusted ones, none for those."""
+    from kernelkit.util.usage import DEFAULT_TRUSTED_PUBLISHERS
+
+    trusted = DEFAULT_TRUSTED_PUBLISHERS[0]
+    for template in ("img2gray", "activation"):
+        card = plan_project(name=f"{trusted}/relu", template=template)["CARD.md"]
+        assert f'kernelkit.get_kernel("{trusted}/relu", version=1)' in card
+        card = plan_project(name="someone/relu", template=template)["CARD.md"]
+        assert 'kernelkit.get_kernel("someone/relu", version=1, trust_remote_code=True)' in card
 
 
 def test_generated_python_is_valid_and_registers_with_prefix() -> None:

@@ -25,5 +25,5 @@ def test_arguments(argv: list[str], kernel_dir: str, patterns: list[str], as_jso
                    pytest_args: list[str]) -> None:
     args = build_parser().parse_args(argv)
     extra = _split_pytest_args(args)
-    assert (Path(args.kernel_dir), args.patterns, args.json, extra) == \
+    assert (Path(args.project), args.patterns, args.json, extra) == \
         (Path(kernel_dir), patterns, as_json, pytest_args)

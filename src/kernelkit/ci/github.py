@@ -11,12 +11,21 @@ The workflow has
   repository secret ``KERNELKIT_CCACHE_REMOTE``, when set, shares the compiler cache with
   every runner and developer through ccache's remote storage);
 * ``merge``: downloads every ``build-*`` artifact, ``kernelkit merge`` s them into ``build/``,
-  runs ``kernelkit check`` and uploads the merged tree as the artifact ``kernels``;
-* ``upload`` (optional): on a push of a ``v*`` tag or a manual run, ``kernelkit upload``;
-  it can sign first (``sign``): ``key`` signs with the Ed25519 key in the repository secret
-  ``KERNELKIT_SIGNING_KEY`` (``kernelkit upload --sign``), ``sigstore`` signs each
-  ``metadata.json`` keyless with the workflow's GitHub identity (``metadata.json.sigstore``,
-  upstream's format; the job gets ``id-token: write``).
+  runs ``kernelkit check`` with torch installed (the newest CPU torch of the matrix, so the
+  import checks run) and uploads the merged tree as the artifact ``kernels``;
+* ``test``: one job per variant a hosted runner can load (the CPU variants, each with its own
+  torch): ``kernelkit check`` of the variant, then ``kernelkit test --variant`` (the project's
+  ``tests/`` against it);
+* ``upload`` (optional): on a push of a ``v*`` tag or a manual run, ``kernelkit upload``; a
+  pushed tag ``v1.2.0`` becomes ``--tag v1.2.0``; it can sign first (``sign``): ``key`` signs
+  with the Ed25519 key in the repository secret ``KERNELKIT_SIGNING_KEY`` (``kernelkit upload
+  --sign``), ``sigstore`` signs each ``metadata.json`` keyless with the workflow's GitHub
+  identity (``metadata.json.sigstore``, upstream's format; the job gets ``id-token: write``).
+
+Each job installs what it runs (:data:`EXTRAS`: ``build`` where a job builds or checks, ``hf``
+where it uploads to the Hugging Face Hub), unless ``--install`` replaces the install command.
+``tests/unit/test_ci_github.py`` lints every shape with actionlint and runs each job's
+commands in a real shell with recording stand-ins for ``pip`` and ``kernelkit``.
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ from kernelkit.variants.matrix import BuildTarget
 
 # GitHub-hosted runners per system; a system without one needs --runner SYSTEM=LABEL.
 DEFAULT_RUNNERS = {"x86_64-linux": "ubuntu-latest", "aarch64-linux": "ubuntu-24.04-arm"}
+#: the kernelkit extras each command needs (``upload`` to ``hf`` adds ``hf``)
+EXTRAS = {"build": ("build",), "check": ("build",), "merge": (), "test": (), "upload": ()}
 MERGED_ARTIFACT = "kernels"
 _PLAIN = re.compile(r"^[A-Za-z0-9_./+-]+$")
 
@@ -43,7 +54,9 @@ class WorkflowOptions:
     shards: int | None = None  # None: one job per variant
     upload: bool = False
     project_dir: str = "."  # the kernel project, relative to the repository root
-    install: str = 'python -m pip install "kernelkit[build]"'
+    install: str | None = None  # one install command for every job (None: each job's own)
+    kernelkit: str = "kernelkit"  # the requirement each job installs, with its extras
+    test: bool = True  # the test job (CPU variants on hosted runners)
     python_version: str = "3.12"
     hub: str = "hf"  # `kernelkit upload --hub`
     token_secret: str = "HF_TOKEN"  # the repository secret holding the hub token
@@ -69,10 +82,55 @@ def render_workflow(targets: Sequence[BuildTarget], options: WorkflowOptions) ->
         raise KernelkitError(f"--sign {', '.join(bad or options.sign)}: "
                              + ("expected key or sigstore" if bad else "signing happens in the "
                                 "upload job"), hint="pass --upload with --sign key|sigstore")
-    parts = [_header(options), _build_job(targets, options), _merge_job(options)]
+    tested = tested_variants(targets, options) if options.test else []
+    parts = [_header(options), _build_job(targets, options),
+             _merge_job(options, _newest_cpu_torch(targets))]
+    if tested:
+        parts.append(_test_job(tested, options))
     if options.upload:
-        parts.append(_upload_job(options))
+        parts.append(_upload_job(options, after=["merge", "test"] if tested else ["merge"]))
     return "\n".join(parts)
+
+
+def requirement(spec: str, extras: Sequence[str]) -> str:
+    """``spec`` (``kernelkit``, ``kernelkit==0.2``, ``kernelkit @ git+https://…``) with
+    ``extras`` added (``kernelkit[build,hf]==0.2``)."""
+    if not extras:
+        return spec
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?(.*)$", spec)
+    if m is None:
+        raise KernelkitError(f"--kernelkit {spec!r}: not a requirement",
+                             hint="e.g. kernelkit, kernelkit==0.2.0 or 'kernelkit @ git+URL'")
+    have = [e.strip() for e in (m.group(2) or "[]")[1:-1].split(",") if e.strip()]
+    merged = ",".join(dict.fromkeys([*have, *extras]))
+    return f"{m.group(1)}[{merged}]{m.group(3)}"
+
+
+def _install(o: WorkflowOptions, extras: Sequence[str], *more: str) -> str:
+    if o.install is not None:
+        return o.install
+    return " ".join(["python -m pip install", shlex.quote(requirement(o.kernelkit, extras)),
+                     *more])
+
+
+def _torch_install(torch: str, index: str | None) -> str:
+    """The pinned torch (a CPU wheel) from its index."""
+    where = f" --index-url {shlex.quote(index)}" if index else ""
+    return f"python -m pip install {shlex.quote('torch==' + torch)}{where}"
+
+
+def _newest_cpu_torch(targets: Sequence[BuildTarget]) -> BuildTarget | None:
+    """The merge job's torch (an x86_64 CPU pin): the newest of the matrix."""
+    cpu = [t for t in targets if t.backend == "cpu" and t.pin is not None
+           and t.system == "x86_64-linux"]
+    return max(cpu, key=lambda t: tuple(int(x) for x in t.torch.split(".")), default=None)
+
+
+def tested_variants(targets: Sequence[BuildTarget], o: WorkflowOptions) -> list[BuildTarget]:
+    """The variants a hosted runner can load: CPU builds with a pinned torch."""
+    runners = dict(o.runners)
+    return [t for t in targets if t.backend == "cpu" and t.kind == "arch" and t.pin is not None
+            and t.system in runners]
 
 
 def _q(value: str) -> str:
@@ -103,14 +161,16 @@ concurrency:
 jobs:"""
 
 
-def _setup_steps(o: WorkflowOptions) -> str:
+def _setup_steps(o: WorkflowOptions, extras: Sequence[str], *more: str) -> str:
+    """Checkout, Python, and kernelkit with ``extras`` (then each of ``more``)."""
+    installs = "".join(f"\n      - name: Install\n        run: {_q(cmd)}" for cmd in more)
     return f"""\
       - uses: actions/checkout@v4
       - uses: actions/setup-python@v5
         with:
           python-version: {json.dumps(o.python_version)}
       - name: Install kernelkit
-        run: {_q(o.install)}"""
+        run: {_q(_install(o, extras))}{installs}"""
 
 
 def _runner(system: str, o: WorkflowOptions) -> str:
@@ -152,7 +212,7 @@ def _build_job(targets: Sequence[BuildTarget], o: WorkflowOptions) -> str:
       matrix:
 {matrix}
     steps:
-{_setup_steps(o)}
+{_setup_steps(o, EXTRAS["build"])}
       - uses: actions/cache@v4
         with:
           path: ${{{{ runner.temp }}}}/kernelkit-cache
@@ -174,14 +234,16 @@ def _build_job(targets: Sequence[BuildTarget], o: WorkflowOptions) -> str:
 """
 
 
-def _merge_job(o: WorkflowOptions) -> str:
+def _merge_job(o: WorkflowOptions, torch: BuildTarget | None) -> str:
     build = _join(o.project_dir, "build")
+    more = [_torch_install(torch.pin.torch, torch.pin.index_url)] \
+        if torch is not None and torch.pin is not None else []
     return f"""\
   merge:
     needs: build
     runs-on: ubuntu-latest
     steps:
-{_setup_steps(o)}
+{_setup_steps(o, EXTRAS["check"], *more)}
       - uses: actions/download-artifact@v4
         with:
           pattern: build-*
@@ -198,29 +260,70 @@ def _merge_job(o: WorkflowOptions) -> str:
 """
 
 
-def _upload_job(o: WorkflowOptions) -> str:
-    command = f"kernelkit upload {shlex.quote(o.project_dir)} --hub {shlex.quote(o.hub)}"
+def _test_job(tested: Sequence[BuildTarget], o: WorkflowOptions) -> str:
+    rows = []
+    for t in tested:
+        assert t.pin is not None
+        rows.append(f"          - variant: {_q(t.variant)}\n            runner: "
+                    f"{_q(_runner(t.system, o))}\n            torch: {_q(t.pin.torch)}\n"
+                    f"            index: {_q(t.pin.index_url or 'https://pypi.org/simple')}")
+    build = _join(o.project_dir, "build")
+    torch = 'python -m pip install "torch==${{ matrix.torch }}" --index-url "${{ matrix.index }}"'
+    check = f"kernelkit check {shlex.quote(build)}/" + '"${{ matrix.variant }}"'
+    test = f"kernelkit test {shlex.quote(o.project_dir)} " + '--variant "${{ matrix.variant }}"'
+    return f"""\
+  test:
+    name: test ${{{{ matrix.variant }}}}
+    needs: merge
+    runs-on: ${{{{ matrix.runner }}}}
+    strategy:
+      fail-fast: false
+      matrix:
+        include:
+{chr(10).join(rows)}
+    steps:
+{_setup_steps(o, EXTRAS["check"], "python -m pip install pytest", torch)}
+      - uses: actions/download-artifact@v4
+        with:
+          name: {MERGED_ARTIFACT}
+          path: {_q(build)}
+      - name: Check the variant
+        run: {_q(check)}
+      - name: Test the variant
+        run: {_q(test)}
+"""
+
+
+def _upload_job(o: WorkflowOptions, *, after: Sequence[str]) -> str:
+    extras = ("hf",) if o.hub == "hf" or o.hub.startswith("hf://") else ()
+    upload = f"kernelkit upload {shlex.quote(o.project_dir)} --hub {shlex.quote(o.hub)}"
+    needs = after[0] if len(after) == 1 else "[" + ", ".join(after) + "]"
     key_env = ""
     if "key" in o.sign:
-        command += " --sign"
+        upload += " --sign"
         key_env = f"\n          KERNELKIT_SIGNING_KEY: ${{{{ secrets.{o.signing_key_secret} }}}}"
     permissions = ("    permissions:\n      contents: read\n      id-token: write\n"
                    if "sigstore" in o.sign else "")
     return f"""\
   upload:
-    needs: merge
+    needs: {needs}
     if: github.event_name == 'workflow_dispatch' || startsWith(github.ref, 'refs/tags/v')
     runs-on: ubuntu-latest
 {permissions}    steps:
-{_setup_steps(o)}
+{_setup_steps(o, extras)}
       - uses: actions/download-artifact@v4
         with:
           name: {MERGED_ARTIFACT}
           path: {_q(_join(o.project_dir, "build"))}
 {_sign_steps(o)}      - name: Upload
+        shell: bash
         env:
           HF_TOKEN: ${{{{ secrets.{o.token_secret} }}}}{key_env}
-        run: {_q(command)}
+        # a pushed tag v1.2.0 is the release tag of the upload
+        run: |
+          set --
+          if [ "$GITHUB_REF_TYPE" = tag ]; then set -- --tag "$GITHUB_REF_NAME"; fi
+          {upload} "$@"
 """
 
 

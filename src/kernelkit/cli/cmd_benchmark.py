@@ -1,4 +1,4 @@
-"""``kernelkit benchmark [PROJECT | REPO_ID] [--version V | --revision R]``: run the kernel's
+"""``kernelkit benchmark [KERNEL] [--version V | --revision R]``: run the kernel's
 ``benchmarks/benchmark*.py`` (``kernelkit.bench``), verified, timed, against baselines."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from kernelkit.errors import ExitCode, UsageError
+from kernelkit.cli.parser import add_hub, add_json, add_revision, add_version
+from kernelkit.errors import ExitCode, TrustError, UsageError
 
 
 def register(sub: Any) -> None:
@@ -22,18 +23,20 @@ def register(sub: Any) -> None:
                     "timed; a wrong result is reported and not timed. Each case is timed with "
                     "the reference (eager), torch.compile of it and --compare, each with a "
                     "speedup and its 95% interval. See docs/benchmark.md.")
-    p.add_argument("kernel", nargs="?", default=".", metavar="PROJECT | REPO_ID",
+    p.add_argument("kernel", nargs="?", default=".", metavar="KERNEL",
                    help="a kernel project, its build/ or a variant directory (default: .), or "
                         "ORG/NAME[@REF] on the hub")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--version", help="hub: major version (1) or specifier ('>=1.1,<2')")
-    g.add_argument("--revision", help="hub: branch, tag or commit")
-    p.add_argument("--hub", help="hub: a directory, git+<url> or hf (default: $KERNELKIT_HUB)")
+    add_version(g, help="hub: a major version (1) or a specifier over release tags "
+                "('>=1.1,<2')")
+    add_revision(g)
+    add_hub(p)
     p.add_argument("--trust-remote-code", action="store_true",
                    help="run a hub kernel (and its scripts) from a publisher not trusted")
     p.add_argument("--compare", metavar="REF", help="also time another version of the kernel: "
                    "a version (v1) or revision on the hub, or a local build directory")
-    p.add_argument("--device", help="torch device (default: the variant's: cpu, cuda, ...)")
+    p.add_argument("--device", metavar="DEVICE",
+                   help="torch device (default: the variant's: cpu, cuda, ...)")
     p.add_argument("--case", dest="cases", action="append", default=[], metavar="PATTERN",
                    help="only cases whose Class.case matches this fnmatch pattern (repeatable)")
     p.add_argument("--benchmarks", type=Path, metavar="DIR",
@@ -58,9 +61,8 @@ def register(sub: Any) -> None:
     b.add_argument("--no-roofline", action="store_true",
                    help="do not measure this machine's bandwidth and matmul throughput")
     o = p.add_argument_group("results")
-    o.add_argument("--json", action="store_true",
-                   help="print the results as JSON on stdout (the table goes to stderr)")
-    o.add_argument("--output", type=Path, metavar="PATH", help="write the results JSON to PATH")
+    add_json(o, "print the results as JSON on stdout (the table goes to stderr)")
+    o.add_argument("--output", type=Path, metavar="FILE", help="write the results JSON to FILE")
     o.add_argument("--plot", type=Path, metavar="DIR", help="write the charts (PNG and SVG, "
                    "light and dark) to DIR (needs matplotlib: pip install 'kernelkit[plot]')")
     o.add_argument("--save", action="store_true",
@@ -140,7 +142,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--plot needs matplotlib, which is not installed",
                          hint="pip install 'kernelkit[plot]', or drop --plot")
     with tempfile.TemporaryDirectory(prefix="kernelkit-benchmark-") as tmp:
-        source, compare, project = _sources(args, Path(tmp))
+        try:
+            source, compare, project = _sources(args, Path(tmp))
+        except TrustError as exc:  # the loader's hint names the Python argument
+            org = args.kernel.split("/", 1)[0]
+            raise TrustError(exc.message, hint=f"if you trust it, pass --trust-remote-code, or "
+                             f"add '{org}' to KERNELKIT_TRUSTED_PUBLISHERS") from None
         device = args.device or default_device(source.target.info.variant)
         result = run_benchmark(source, _options(args, device), Progress(), compare)
     text = dumps(result)

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelkit.cli import ui
+from kernelkit.cli.parser import add_project
 from kernelkit.errors import ExitCode, UsageError
 
 
@@ -42,13 +44,13 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "build", help="compile build/<variant>/ for a torch environment or the whole matrix",
         description="Build every backend of the kernel that the torch of --python supports "
-                    "(CUDA torch: cuda and cpu; CPU torch: cpu) into KERNEL_DIR/build/; with "
+                    "(CUDA torch: cuda and cpu; CPU torch: cpu) into PROJECT/build/; with "
                     "--all or --variant, the variants of the supported matrix, each in its own "
                     "pinned environment.")
-    p.add_argument("kernel_dir", nargs="?", default=".", type=Path, metavar="KERNEL_DIR")
-    p.add_argument("--python", type=Path, default=None,
+    add_project(p)
+    p.add_argument("--python", type=Path, default=None, metavar="PYTHON",
                    help="interpreter of the torch environment (default: this one)")
-    p.add_argument("--backend", action="append", dest="backends", metavar="B",
+    p.add_argument("--backend", action="append", dest="backends", metavar="BACKEND",
                    help="build only this backend (repeatable)")
     p.add_argument("--cuda-capabilities", metavar="LIST",
                    help="compile only these CUDA capabilities, e.g. 9.0 or 8.0,9.0+PTX "
@@ -59,8 +61,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--nvcc-threads", type=_positive, default=None, metavar="N",
                    help="nvcc --threads per CUDA unit: architectures compiled at once "
                         "(default: fitted to the spare cores and memory)")
-    p.add_argument("-o", "--out", type=Path, default=None,
-                   help="directory of the variant directories (default: KERNEL_DIR/build)")
+    p.add_argument("-o", "--out", type=Path, default=None, metavar="DIR",
+                   help="directory of the variant directories (default: PROJECT/build)")
     p.add_argument("--dry-run", action="store_true", help="print the plan, build nothing")
     p.add_argument("--json", action="store_true",
                    help="print the plan (with --dry-run) or the results as JSON")
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         from kernelkit.cli.render_watch import watch
 
         return watch(args, settings)
-    manifest, plan = plan_build(args.kernel_dir, matrix=matrix, patterns=args.matrix_variants,
+    manifest, plan = plan_build(args.project, matrix=matrix, patterns=args.matrix_variants,
                                 python=args.python, backends=args.backends, out_root=args.out,
                                 parallel=args.parallel, jobs=args.jobs,
                                 nvcc_threads=args.nvcc_threads, shard=args.shard,
@@ -125,16 +127,16 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(plan.to_json(), indent=2) if args.json else plan.render())
         return 0
     if matrix and not args.json:
-        print(plan.render(), file=sys.stderr)
-    renderer = make_renderer(args.json)
+        ui.note(plan.render())
+    renderer = make_renderer(args.json, quiet=ui.settings.quiet)
     try:
         outcomes = run_plan(manifest, plan, settings, on_event=renderer)
     finally:
         if renderer is not None:
             renderer.close()
     if not args.json:
-        for line in report_lines(outcomes, project=args.kernel_dir):
-            print(line, file=sys.stderr)
+        for line in report_lines(outcomes, project=args.project):
+            ui.note(line)
     return _summarize(outcomes, args.json, args.strict)
 
 

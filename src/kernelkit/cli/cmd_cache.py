@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelkit.cli.parser import add_hub, add_json, add_repo_id
 from kernelkit.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -31,12 +32,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ls.set_defaults(func=run_ls)
 
     rm = sub.add_parser("rm", help="remove a cached kernel, one of its revisions or variants")
-    rm.add_argument("repo_id", help="kernel repository, org/name")
-    rm.add_argument("--revision", default=None,
+    add_repo_id(rm)
+    rm.add_argument("--revision", default=None, metavar="REVISION",
                     help="only this commit (id or prefix) or cached branch/tag name (v1)")
-    rm.add_argument("--variant", default=None, help="only this build variant")
-    rm.add_argument("--hub", default=None,
-                    help="only the copy from this hub (a directory, git+<url> or hf)")
+    rm.add_argument("--variant", default=None, metavar="PATTERN",
+                    help="only the build variants matching this fnmatch pattern (a name "
+                    "matches itself)")
+    add_hub(rm, "only the copy from this hub (a directory, git+<url> or hf)")
     rm.add_argument("--dry-run", action="store_true", help="show what would be removed")
     _common(rm)
     rm.set_defaults(func=run_rm)
@@ -57,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="the cache to work on (default: $KERNELKIT_CACHE)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
 
 
 def _listing(args: argparse.Namespace) -> CacheListing:

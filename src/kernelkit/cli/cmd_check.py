@@ -1,4 +1,4 @@
-"""``kernelkit check [PATH]``: compliance of a build tree; exit 1 on any error."""
+"""``kernelkit check [PROJECT]``: compliance of a build tree; exit 1 on any error."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from kernelkit.cli.parser import add_json, add_project
 from kernelkit.errors import ExitCode, KernelkitError, UsageError
 
 
@@ -13,19 +14,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "check",
         help="check build variants: layout, metadata, digests, manylinux/abi3 symbols, import",
-        description="Check every build variant under PATH (a project, its build/ directory or "
+        description="Check every build variant under PROJECT (a project, its build/ directory or "
         "one variant): layout, metadata.json, digests, manylinux_2_28 symbol versions, abi3, "
         "DT_NEEDED, RPATH, op registration and namespaces, and that it imports in a fresh "
         "interpreter. Exits 1 when any error is found.",
     )
-    p.add_argument("path", nargs="?", default=".", type=Path, help="default: current directory")
+    add_project(p, "a kernel project, its build/ directory or one variant directory "
+                "(default: the current directory)")
     p.add_argument("--python", type=Path, metavar="PYTHON",
                    help="interpreter used to import variants (default: this one)")
     p.add_argument("--variant-python", action="append", default=[], metavar="VARIANT=PYTHON",
                    help="interpreter for one variant (repeatable), e.g. "
                    "torch214-cxx11-cu130-x86_64-linux=/envs/cu130/bin/python")
     p.add_argument("--no-import", action="store_true", help="skip the import checks")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(p)
     p.add_argument("--matrix", action="store_true",
                    help="also report which required variants of the supported matrix are "
                    "missing, per backend and system (needs the project's build.toml)")
@@ -76,10 +78,10 @@ def _print_matrix(rows: list[dict[str, object]]) -> None:
 def run_check(args: argparse.Namespace) -> int:
     from kernelkit.check import check_build
 
-    report = check_build(args.path, python=args.python,
+    report = check_build(args.project, python=args.python,
                          variant_pythons=_variant_pythons(args.variant_python),
                          import_check=not args.no_import)
-    matrix = _matrix(args.path) if (args.matrix or args.require_matrix) else None
+    matrix = _matrix(args.project) if (args.matrix or args.require_matrix) else None
     matrix_ok = not args.require_matrix or all(r["compliant"] for r in matrix or [])
     if args.json:
         data = report.to_json()

@@ -1,10 +1,15 @@
-"""``kernelkit check-config [KERNEL_DIR]``: parse and validate ``build.toml``."""
+"""``kernelkit check-config [PROJECT] [--json]``: parse and validate ``build.toml``."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernelkit.cli.parser import add_json, add_project
+from kernelkit.cli.ui import emit_json, warn
+
+if TYPE_CHECKING:
+    from kernelkit.errors import Problem
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,10 +18,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="validate build.toml and the project (package directory, CUDA capabilities) and "
              "report every problem with its line",
     )
-    p.add_argument("kernel_dir", nargs="?", type=Path, default=Path("."), metavar="KERNEL_DIR",
-                   help="the kernel project directory (default: the current directory)")
+    add_project(p)
     p.add_argument("--no-check-sources", dest="check_sources", action="store_false",
                    help="do not check that source and include paths exist")
+    add_json(p, "print the result as JSON: the manifest path, warnings and, when invalid, "
+             "every problem (exit code 8 still)")
     p.set_defaults(func=_run)
 
 
@@ -25,12 +31,27 @@ def _run(args: argparse.Namespace) -> int:
     from kernelkit.errors import ManifestError
     from kernelkit.manifest import load_manifest
 
-    manifest = load_manifest(args.kernel_dir, check_sources=args.check_sources)
+    try:
+        manifest = load_manifest(args.project, check_sources=args.check_sources)
+        # what the planner refuses builds for
+        problems = project_problems(manifest, check_sources=args.check_sources)
+        if problems:
+            raise ManifestError(manifest.path, problems)
+    except ManifestError as exc:
+        if args.json:
+            emit_json({"path": str(exc.path) if exc.path else None, "valid": False,
+                       "warnings": [], "problems": [_problem(p) for p in exc.problems]})
+        raise
+    if args.json:
+        emit_json({"path": str(manifest.path), "valid": True,
+                   "warnings": list(manifest.warnings), "problems": []})
+        return 0
     for warning in manifest.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    # what the planner refuses builds for
-    problems = project_problems(manifest, check_sources=args.check_sources)
-    if problems:
-        raise ManifestError(manifest.path, problems)
+        warn(str(warning))
     print(f"{manifest.path}: build.toml is valid")
     return 0
+
+
+def _problem(p: Problem) -> dict[str, object]:
+    return {"file": str(p.file) if p.file else None, "line": p.line, "field": p.field,
+            "message": p.message}

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kernelkit.errors import KernelkitError
+from kernelkit.cli.parser import add_json, add_project
+from kernelkit.cli.ui import emit_json
+from kernelkit.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -16,10 +18,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "github", help="write a GitHub Actions workflow",
         description="Write a GitHub Actions workflow: one build job per variant (or per shard "
         "with --shards N), each uploading its build/ as an artifact; a merge job that runs "
-        "`kernelkit merge` and `kernelkit check`; with --upload, a job that runs "
-        "`kernelkit upload` on v* tags and manual runs.")
-    g.add_argument("project", nargs="?", type=Path, default=Path("."), metavar="PROJECT",
-                   help="the kernel project (default: the current directory)")
+        "`kernelkit merge` and `kernelkit check` (with torch); a test job per CPU variant "
+        "(`kernelkit check` and `kernelkit test` with its torch); with --upload, a job that "
+        "runs `kernelkit upload` on v* tags (the tag becomes --tag) and manual runs.")
+    add_project(g)
     g.add_argument("--shards", type=int, metavar="N",
                    help="N build jobs per system, each `kernelkit build --all --shard K/N` "
                    "(default: one job per variant, `kernelkit build --variant NAME`)")
@@ -28,14 +30,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="systems to build for (repeatable; default: x86_64-linux)")
     g.add_argument("--runner", action="append", default=[], metavar="SYSTEM=LABEL",
                    help="runner label for a system (repeatable), e.g. x86_64-linux=my-runner")
+    g.add_argument("--kernelkit", default="kernelkit", metavar="REQUIREMENT",
+                   help="the kernelkit each job installs, with the extras it needs added "
+                   "(default: kernelkit; e.g. kernelkit==0.2.0 or 'kernelkit @ git+URL')")
     g.add_argument("--install", metavar="COMMAND",
-                   help='how the jobs install kernelkit (default: pip install "kernelkit[build]")')
+                   help="one install command for every job instead (it must bring what each "
+                   "job runs: the build extra, torch for the checks and tests, the hf extra "
+                   "for --hub hf)")
+    g.add_argument("--no-test", action="store_true",
+                   help="leave out the test job (kernelkit check and kernelkit test of each "
+                   "CPU variant on a hosted runner)")
     g.add_argument("--python-version", default="3.12", help="setup-python version (default 3.12)")
     g.add_argument("--hub", default="hf", help="`kernelkit upload --hub` (default: hf)")
     g.add_argument("--sign", action="append", choices=("key", "sigstore"), default=[],
                    help="sign in the upload job (repeatable): key = the Ed25519 key in the "
                    "repository secret KERNELKIT_SIGNING_KEY; sigstore = keyless, the "
                    "workflow's GitHub identity (metadata.json.sigstore)")
+    add_json(g, "print what was written as JSON (the file, the jobs)")
     g.add_argument("-o", "--output", type=Path, metavar="FILE",
                    help="default: .github/workflows/kernels.yml in the project's git repository "
                    "('-' prints it)")
@@ -57,13 +68,14 @@ def _runners(items: list[str]) -> dict[str, str]:
     for item in items:
         system, sep, label = item.partition("=")
         if not sep or not system or not label:
-            raise KernelkitError(f"--runner {item!r}: expected SYSTEM=LABEL")
+            raise UsageError(f"--runner {item!r}: expected SYSTEM=LABEL",
+                             hint="e.g. --runner x86_64-linux=my-runner")
         runners[system] = label
     return runners
 
 
 def _run_github(args: argparse.Namespace) -> int:
-    from kernelkit.ci.github import WorkflowOptions, render_workflow
+    from kernelkit.ci.github import WorkflowOptions, render_workflow, tested_variants
     from kernelkit.generate.project import write_files
     from kernelkit.manifest import load_manifest
     from kernelkit.variants.matrix import DEFAULT_SYSTEM, targets_for
@@ -78,14 +90,21 @@ def _run_github(args: argparse.Namespace) -> int:
         project_dir=project.relative_to(root).as_posix() or ".",
         python_version=args.python_version, hub=args.hub, sign=tuple(args.sign),
         runners=tuple(_runners(args.runner).items()),
-        **({"install": args.install} if args.install else {}))
+        install=args.install, kernelkit=args.kernelkit, test=not args.no_test)
     text = render_workflow(targets, options)
     if str(args.output) == "-":
         print(text, end="")
         return 0
     out = (args.output or root / ".github" / "workflows" / "kernels.yml").absolute()
     written = write_files(out.parent, {out.name: text}, force=args.force)
+    tested = [t.variant for t in tested_variants(targets, options)] if options.test else []
+    if args.json:
+        emit_json({"path": str(out), "written": bool(written), "variants":
+                   [t.variant for t in targets], "shards": args.shards, "tested": tested,
+                   "upload": args.upload})
+        return 0
     jobs = f"{args.shards} shard(s) per system" if args.shards else f"{len(targets)} variant job(s)"
     state = "wrote" if written else "unchanged:"
-    print(f"{state} {out} ({jobs}, merge + check{', upload' if args.upload else ''})")
+    test = f", {len(tested)} test job(s)" if tested else ""
+    print(f"{state} {out} ({jobs}, merge + check{test}{', upload' if args.upload else ''})")
     return 0

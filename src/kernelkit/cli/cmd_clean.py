@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
+
+from kernelkit.cli.parser import add_json, add_project
+from kernelkit.cli.ui import emit_json
 
 
 def register(subparsers: Any) -> None:
@@ -13,16 +15,22 @@ def register(subparsers: Any) -> None:
         description="Remove what `kernelkit create-pyproject` and the editable install created: "
                     "generated files (only if they still carry kernelkit's header), "
                     "_cmake_build/, *.egg-info and dev-built extension modules.")
-    p.add_argument("kernel_dir", nargs="?", default=".", type=Path, metavar="KERNEL_DIR")
+    add_project(p)
     p.add_argument("-n", "--dry-run", action="store_true", help="only list what would go")
+    add_json(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.generate.clean import clean_project
 
-    root = args.kernel_dir.resolve()
+    root = args.project.resolve()
     plan = clean_project(root, dry_run=args.dry_run)
+    if args.json:
+        emit_json({"project": str(root), "dry_run": args.dry_run,
+                   "removed": [str(p.relative_to(root)) for p in plan.removed],
+                   "kept": [str(p.relative_to(root)) for p in plan.kept]})
+        return 0
     verb = "would remove" if args.dry_run else "removed"
     for path in plan.removed:
         print(f"{verb} {path.relative_to(root)}")

@@ -14,11 +14,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "demo",
         help="init -> build -> check -> upload -> get_kernel -> run img2gray on a photograph",
     )
-    p.add_argument("--workdir", type=Path, default=Path("demo-output"),
+    p.add_argument("--workdir", type=Path, default=Path("demo-output"), metavar="DIR",
                    help="where the example project and the output PNG go (default: ./demo-output)")
-    p.add_argument("--hub", type=Path, default=None,
+    p.add_argument("--hub", type=Path, default=None, metavar="HUB",
                    help="local hub directory (default: KERNELKIT_HUB_DIR or the user cache)")
-    p.add_argument("--cache", type=Path, default=None,
+    p.add_argument("--cache", type=Path, default=None, metavar="DIR",
                    help="loader cache (default: KERNELKIT_CACHE or the user cache)")
     p.set_defaults(func=_run)
 

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelkit.cli.parser import add_hub, add_json, add_kernel, add_revision, add_version
+
 if TYPE_CHECKING:
     from kernelkit.loader.describe import ApiDescription
 
@@ -20,15 +22,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "local kernel directory) from the symbols.json sealed in the variant this machine would "
         "load. Nothing is imported; for a hub kernel only that variant's metadata.json and "
         "symbols.json are read. Without --version/--revision: the newest major version.")
-    p.add_argument("kernel", help="org/name on the hub, or a local kernel directory")
+    add_kernel(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument(
-        "--version", type=str, default=None,
-        help='major version (branch v<N>) or a specifier over release tags, e.g. ">=1.1,<2"')
-    which.add_argument("--revision", default=None, help="branch, tag or commit")
-    p.add_argument("--backend", default=None, help="choose the variant for this backend")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_version(which)
+    add_revision(which)
+    p.add_argument("--backend", default=None, metavar="BACKEND",
+                   help="choose the variant for this backend")
+    add_hub(p)
+    add_json(p)
     p.set_defaults(func=run)
 
 

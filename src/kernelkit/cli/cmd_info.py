@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kernelkit.cli.parser import add_hub, add_json, add_kernel, add_revision, add_version
+
 _LABELS = [("variant", "Variant"), ("name", "Name"), ("version", "Version"),
            ("kernels_minver", "Minimum kernels version"), ("license", "License"),
            ("upstream", "Upstream"), ("source", "Source"),
@@ -23,14 +25,14 @@ _LABELS = [("variant", "Variant"), ("name", "Name"), ("version", "Version"),
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("info", help="show a kernel's metadata, variants and provenance")
-    p.add_argument("kernel", help="org/name on the hub, or a local directory")
+    add_kernel(p)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--revision", help="branch, tag or commit")
-    g.add_argument("--version", help="major version (1) or specifier ('>=1.1,<2')")
+    add_revision(g)
+    add_version(g)
     p.add_argument("--dep-tree", action="store_true",
                    help="show the kernel dependencies as a tree (a nested object with --json)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
+    add_json(p)
+    add_hub(p)
     p.set_defaults(func=run)
 
 

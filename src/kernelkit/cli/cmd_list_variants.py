@@ -1,21 +1,21 @@
-"""``kernelkit list-variants [KERNEL_DIR] [--json]``: the variants a project builds, and which of
+"""``kernelkit list-variants [PROJECT] [--json]``: the variants a project builds, and which of
 them this machine can build (and why not)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from kernelkit.cli.parser import add_json, add_project
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("list-variants",
                        help="list the variants a kernel builds and which this machine can build")
-    p.add_argument("kernel_dir", nargs="?", type=Path, default=Path("."), metavar="KERNEL_DIR",
-                   help="the kernel project directory (default: the current directory)")
-    p.add_argument("--system", default=None,
+    add_project(p)
+    p.add_argument("--system", default=None, metavar="SYSTEM",
                    help="list the variants of another system (e.g. aarch64-linux)")
-    p.add_argument("--json", action="store_true", help="print JSON (one object per variant)")
+    add_json(p, "print JSON (one object per variant)")
     p.set_defaults(func=_run)
 
 
@@ -24,7 +24,7 @@ def _run(args: argparse.Namespace) -> int:
     from kernelkit.variants.host import host_platform
 
     system = args.system or host_platform()
-    manifest, plan = plan_variants(args.kernel_dir, system=system)
+    manifest, plan = plan_variants(args.project, system=system)
     if args.json:
         print(json.dumps([b.to_json() for b in plan.builds], indent=2))
         return 0

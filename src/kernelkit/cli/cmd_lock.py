@@ -1,10 +1,12 @@
-"""``kernelkit lock [PROJECT] [--hub HUB] [--refresh]``: pin [tool.kernels.dependencies]."""
+"""``kernelkit lock [PROJECT] [--hub HUB] [--refresh] [--json]``: pin
+[tool.kernels.dependencies]."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
+
+from kernelkit.cli.parser import add_hub, add_json, add_project
+from kernelkit.cli.ui import emit_json, note, plural
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,13 +19,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Entries whose commit did not change are kept; unchanged files are not touched. A lock "
         "in kernelkit's previous format is rewritten.",
     )
-    p.add_argument("project", nargs="?", type=Path, default=Path("."),
-                   help="project directory holding pyproject.toml (default: .)")
-    p.add_argument("--hub", default=None,
-                   help="hub: a directory, git+<url> or hf (default: $KERNELKIT_HUB or the "
-                   "local hub)")
+    add_project(p, "the project directory holding pyproject.toml (default: the current "
+                "directory)")
+    add_hub(p)
     p.add_argument("--refresh", action="store_true",
                    help="recompute every variant hash, even for commits already locked")
+    add_json(p)
     p.set_defaults(func=run)
 
 
@@ -32,13 +33,35 @@ def run(args: argparse.Namespace) -> int:
     from kernelkit.lock.project import lock_project
 
     result = lock_project(args.project, open_online_hub(args.hub, "lock"), refresh=args.refresh)
+    untrusted = _untrusted([lock.repo_id for lock in result.locks])
+    if args.json:
+        emit_json({"path": str(result.path), "written": result.written,
+                   "converted": result.converted, "untrusted": untrusted, "locks": [
+                       {"repo_id": lock.repo_id, "commit": lock.sha,
+                        "variants": sorted(lock.variants),
+                        "changed": lock.repo_id in result.changed} for lock in result.locks]})
+        return 0
     for lock in result.locks:
         mark = "updated" if lock.repo_id in result.changed else "unchanged"
-        print(f"{lock.repo_id}: {lock.sha} ({len(lock.variants)} variants, {mark})",
-              file=sys.stderr)
+        note(f"{lock.repo_id}: {lock.sha} ({plural(len(lock.variants), 'variant')}, {mark})")
     state = "wrote" if result.written else "up to date:"
-    print(f"{state} {result.path} (hashes: {result.path.name}.hashes)", file=sys.stderr)
+    note(f"{state} {result.path} (hashes: {result.path.name}.hashes)")
     if result.converted:
-        print(f"converted {result.path} from kernelkit's previous format to the one upstream "
-              "kernels reads", file=sys.stderr)
+        note(f"converted {result.path} from kernelkit's previous format to the one upstream "
+             "kernels reads")
+    if untrusted:
+        note(f"note: {', '.join(untrusted)}: not from a trusted publisher; loading them from "
+             f"{result.path.name} (load_kernel, get_locked_kernel) runs their code without "
+             "trust_remote_code: this lock is your consent to the locked commits "
+             "(docs/security.md, \"Locked loads\")")
     return 0
+
+
+def _untrusted(repo_ids: list[str]) -> list[str]:
+    """The locked repositories whose publisher is not trusted (``KERNELKIT_TRUSTED_PUBLISHERS``
+    and the defaults): what locking them consents to is said once, here."""
+    from kernelkit.loader.settings import read_settings
+    from kernelkit.util.usage import needs_trust
+
+    trusted = read_settings().trusted_publishers
+    return sorted(r for r in repo_ids if needs_trust(r, trusted))

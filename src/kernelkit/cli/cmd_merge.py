@@ -6,18 +6,21 @@ import argparse
 import json
 from pathlib import Path
 
+from kernelkit.cli.parser import add_json
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "merge", help="merge build trees from several shards into one build/ directory",
-        description="Copy every variant of the SHARD_DIRs (each a build/ directory, a project "
+        description="Copy every variant of the SHARDs (each a build/ directory, a project "
         "or a downloaded CI artifact) into OUT, after re-verifying each variant's digests. A "
         "variant found in two shards must be identical in both; otherwise nothing is written. "
         "OUT is written atomically.")
     p.add_argument("out", type=Path, metavar="OUT", help="the merged build tree to create")
-    p.add_argument("shards", type=Path, nargs="+", metavar="SHARD_DIR", help="shard build trees")
+    p.add_argument("shards", type=Path, nargs="+", metavar="SHARD", help="the shards' build "
+                   "trees (build/ directories, projects or downloaded CI artifacts)")
     p.add_argument("--force", action="store_true", help="replace OUT if it is not empty")
-    p.add_argument("--json", action="store_true", help="print the merged variants as JSON")
+    add_json(p)
     p.set_defaults(func=_run)
 
 

@@ -17,15 +17,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Hugging Face Hub HTTP API that huggingface_hub, upstream kernels and kernelkit use. "
         "Point clients at it with HF_ENDPOINT=http://HOST:PORT.",
     )
-    p.add_argument("--hub", type=Path, help="hub directory (default: $KERNELKIT_HUB_DIR, "
-                   "~/.cache/kernelkit/hub)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: "
-                   "127.0.0.1; 0.0.0.0 for every interface)")
-    p.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
-    p.add_argument("--token-file", type=Path, action="append", default=[],
+    p.add_argument("--hub", type=Path, metavar="HUB", help="hub directory (default: "
+                   "$KERNELKIT_HUB_DIR, ~/.cache/kernelkit/hub)")
+    p.add_argument("--host", default="127.0.0.1", metavar="HOST", help="address to listen on "
+                   "(default: 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=int, default=8000, metavar="PORT",
+                   help="port (default: 8000)")
+    p.add_argument("--token-file", type=Path, action="append", default=[], metavar="FILE",
                    help="file of write tokens, one per line (may repeat); without one the hub "
                    "is read-only")
-    p.add_argument("--read-token-file", type=Path, action="append", default=[],
+    p.add_argument("--read-token-file", type=Path, action="append", default=[], metavar="FILE",
                    help="file of read-only tokens, one per line (may repeat)")
     p.add_argument("--require-read-token", action="store_true",
                    help="refuse anonymous reads (default: anyone may read public repositories)")
@@ -52,12 +53,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from kernelkit.serve.server import serve
-    except ImportError as exc:  # pragma: no cover - the extra is missing
-        raise KernelkitError(f"kernelkit serve needs starlette and uvicorn ({exc})",
-                             hint="pip install 'kernelkit[serve]'") from None
+    # without the serve extra (starlette, uvicorn) this ends in cli/extras.py's install hint
     from kernelkit.serve.config import Limits, ServeConfig, read_token_file
+    from kernelkit.serve.server import serve
     from kernelkit.util.paths import default_hub_dir
 
     hub = (args.hub or default_hub_dir()).expanduser().resolve()

@@ -1,4 +1,4 @@
-"""``kernelkit test [KERNEL_DIR] [--variant PATTERN] [-- PYTEST_ARGS]``: run the project's own
+"""``kernelkit test [PROJECT] [--variant PATTERN] [-- PYTEST_ARGS]``: run the project's own
 ``tests/`` against each built variant that fits this machine, in that variant's environment
 (``kernelkit.testing``); one line per variant at the end, non-zero if any failed."""
 
@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelkit.cli.parser import add_json, add_project
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -20,26 +22,25 @@ def register(sub: Any) -> None:
                     "importable under its package name and LOCAL_KERNELS pointing at it, so "
                     "suites written for upstream `kernels` (get_kernel(\"org/name\", "
                     "version=1)) run unchanged. Arguments after `--` go to pytest.")
-    p.add_argument("kernel_dir", nargs="?", default=Path("."), type=Path, metavar="KERNEL_DIR")
+    add_project(p)
     p.add_argument("--variant", dest="patterns", action="append", default=[],
                    metavar="PATTERN", help="test only the variants matching this fnmatch "
                    "pattern (repeatable)")
-    p.add_argument("--build-dir", type=Path, default=None,
-                   help="directory of the variant directories (default: KERNEL_DIR/build)")
-    p.add_argument("--json", action="store_true",
-                   help="capture pytest's output into log files and print the results as JSON")
+    p.add_argument("--build-dir", type=Path, default=None, metavar="DIR",
+                   help="directory of the variant directories (default: PROJECT/build)")
+    add_json(p, "capture pytest's output into log files and print the results as JSON")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST_ARGS",
                    help="arguments passed to pytest")
     p.set_defaults(func=run)
 
 
 def _split_pytest_args(args: argparse.Namespace) -> list[str]:
-    """The pytest arguments. argparse hands over what follows KERNEL_DIR (with or without the
-    ``--``, depending on what precedes it; a bare ``-- ARGS`` even fills KERNEL_DIR): kernelkit's
+    """The pytest arguments. argparse hands over what follows PROJECT (with or without the
+    ``--``, depending on what precedes it; a bare ``-- ARGS`` even fills PROJECT): kernelkit's
     own options there are applied, everything from ``--`` or the first other token is pytest's."""
     rest = list(args.pytest_args)
-    if str(args.kernel_dir).startswith("-"):  # `kernelkit test -- -k x`: no KERNEL_DIR given
-        rest, args.kernel_dir = [str(args.kernel_dir), *rest], Path(".")
+    if str(args.project).startswith("-"):  # `kernelkit test -- -k x`: no PROJECT given
+        rest, args.project = [str(args.project), *rest], Path(".")
     i = 0
     while i < len(rest):
         if rest[i] == "--json":
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from kernelkit.testing import choose_variant_tests, run_variant_tests
 
     extra = _split_pytest_args(args)
-    manifest, targets = choose_variant_tests(args.kernel_dir, patterns=args.patterns,
+    manifest, targets = choose_variant_tests(args.project, patterns=args.patterns,
                                              build_dir=args.build_dir)
     outcomes = []
     for t in targets:

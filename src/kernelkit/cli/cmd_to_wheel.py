@@ -1,9 +1,13 @@
-"""``kernelkit to-wheel REPO --version V [--hub HUB] [--dest DIR]``: one wheel per variant."""
+"""``kernelkit to-wheel REPO_ID --version V [--hub HUB] [--dest DIR] [--json]``: one wheel per
+variant."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+from kernelkit.cli.parser import add_hub, add_json, add_repo_id, add_revision, add_version
+from kernelkit.cli.ui import emit_json
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -17,24 +21,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "is named after the repository and never shadows the standard library, torch or an "
         "installed package.",
     )
-    p.add_argument("repo_id", help="kernel repository, org/name")
+    add_repo_id(p)
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--version", help="major version (1) or specifier ('>=1.1,<2')")
-    g.add_argument("--revision", help="branch, tag or commit")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
-    p.add_argument("--dest", type=Path, default=Path("dist"), help="output directory (dist)")
+    add_version(g)
+    add_revision(g)
+    add_hub(p)
+    p.add_argument("--dest", type=Path, default=Path("dist"), metavar="DIR",
+                   help="output directory (default: dist)")
+    add_json(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelkit.hub import open_hub
+    from kernelkit.cli.online import open_online_hub
     from kernelkit.loader.settings import read_settings
     from kernelkit.wheel.api import kernel_to_wheels
 
     settings = read_settings()
-    hub = settings.watch_fetches(open_hub(args.hub))
+    hub = open_online_hub(args.hub, "to-wheel")
     built = kernel_to_wheels(args.repo_id, hub, args.dest, cache_dir=settings.cache_dir,
                              version=args.version, revision=args.revision)
+    if args.json:
+        emit_json({"repo_id": args.repo_id, "wheels": [
+            {"variant": w.variant, "path": str(w.path)} for w in built]})
+        return 0
     for w in built:
         print(w.path)
     return 0

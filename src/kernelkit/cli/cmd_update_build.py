@@ -1,9 +1,11 @@
-"""``kernelkit update-build [KERNEL_DIR]``: rewrite an older ``build.toml`` as edition 5."""
+"""``kernelkit update-build [PROJECT] [--json]``: rewrite an older ``build.toml`` as edition 5."""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from kernelkit.cli.parser import add_json, add_project
+from kernelkit.cli.ui import emit_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -11,8 +13,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "update-build",
         help="convert an edition 3/4 build.toml to edition 5 (comments are not kept)",
     )
-    p.add_argument("kernel_dir", nargs="?", type=Path, default=Path("."), metavar="KERNEL_DIR",
-                   help="the kernel project directory (default: the current directory)")
+    add_project(p)
+    add_json(p)
     p.set_defaults(func=_run)
 
 
@@ -20,8 +22,11 @@ def _run(args: argparse.Namespace) -> int:
     from kernelkit.manifest import update_build
     from kernelkit.manifest.parse import manifest_path
 
-    path = manifest_path(args.kernel_dir)
-    if update_build(args.kernel_dir):
+    path = manifest_path(args.project)
+    updated = update_build(args.project)
+    if args.json:
+        emit_json({"path": str(path), "updated": updated})
+    elif updated:
         print(f"{path}: updated to edition 5")
     else:
         print(f"{path}: already edition 5; nothing to do")

@@ -1,7 +1,8 @@
 """``kernelkit variants REPO|PATH``: the loader's decision trace, per version (upstream 0.19's
 ``kernels variants``).
 
-Shows the build variants of the latest major version (default), of one ``--version N|latest``
+Shows the build variants of the latest major version (default; ``main`` for a repository
+without version branches, as ``info``), of one ``--version N|latest``
 (or, kernelkit's addition, a specifier over release tags such as ``">=1.1,<2"``), of every
 major version (``--all-versions``) or of one ``--revision``, each with whether it fits this
 machine and why, in the loader's preference order; the one marked ``preferred`` is what
@@ -18,6 +19,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelkit.cli.parser import add_hub, add_json, add_kernel, add_revision, add_version
 from kernelkit.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -36,21 +38,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kernel", help="org/name on the hub, or a local kernel directory")
+    add_kernel(p)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--all-versions", action="store_true",
-                       help="every major version (default: the latest only)")
-    which.add_argument(
-        "--version", type=str, default=None,
-        help='a major version N (branch vN), "latest", or a specifier over release tags, '
-             'e.g. ">=1.1,<2"',
-    )
-    which.add_argument("--revision", default=None, help="branch, tag or commit")
+                       help="every major version (default: the latest, else main)")
+    add_version(which, latest=True)
+    add_revision(which)
     p.add_argument("--only-compatible", action="store_true",
                    help="only the variants that fit this machine")
-    p.add_argument("--backend", default=None, help="judge variants for this backend (cpu, ...)")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--backend", default=None, metavar="BACKEND",
+                   help="judge variants for this backend (cpu, ...)")
+    add_hub(p)
+    add_json(p)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,9 @@ its removal for 0.20): it prints a note on stderr and runs ``kernelkit variants
 from __future__ import annotations
 
 import argparse
-import sys
+
+from kernelkit.cli.parser import add_hub, add_json, add_repo_id
+from kernelkit.cli.ui import warn
 
 DEPRECATION = ("`kernelkit versions` is deprecated and will be removed; use "
                "`kernelkit variants --all-versions` instead")
@@ -16,18 +18,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "versions", help="deprecated: use `kernelkit variants --all-versions`",
         description="Deprecated (as upstream's `kernels versions`): the variants of every "
         "major version and which fit this machine. Use `kernelkit variants --all-versions`.")
-    p.add_argument("kernel", help="kernel repository, org/name")
+    add_repo_id(p)
     p.add_argument("--only-compatible", action="store_true",
                    help="only the variants that fit this machine")
-    p.add_argument("--backend", default=None, help="judge variants for this backend")
-    p.add_argument("--hub", default=None, help="hub: a directory, git+<url> or hf")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--backend", default=None, metavar="BACKEND",
+                   help="judge variants for this backend")
+    add_hub(p)
+    add_json(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kernelkit.cli import cmd_variants
 
-    print(f"warning: {DEPRECATION}", file=sys.stderr)
-    return cmd_variants.run(argparse.Namespace(**vars(args), all_versions=True, version=None,
-                                               revision=None))
+    warn(DEPRECATION)
+    fields = {k: v for k, v in vars(args).items() if k != "repo_id"}
+    return cmd_variants.run(argparse.Namespace(**fields, kernel=args.repo_id, all_versions=True,
+                                               version=None, revision=None))

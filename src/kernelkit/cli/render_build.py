@@ -48,7 +48,8 @@ class PlainRenderer:
 class RichRenderer:
     """A live progress bar per variant (steps done of total, current file, elapsed, ETA)."""
 
-    def __init__(self) -> None:
+    def __init__(self, **console: Any) -> None:
+        """``console``: ``rich.console.Console`` arguments (``file=`` in tests)."""
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -59,7 +60,7 @@ class RichRenderer:
             TimeRemainingColumn,
         )
 
-        self.console = Console(stderr=True)
+        self.console = Console(stderr=True, **console)
         self.progress = Progress(
             TextColumn("{task.fields[variant]}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[what]}"),
@@ -77,8 +78,11 @@ class RichRenderer:
         elif event.kind == "environment":
             self.progress.update(task, what=event.message)
         elif event.kind == "progress" and event.step is not None:
-            self.progress.update(task, total=event.step.total, completed=event.step.done - 1,
-                                 what=event.step.what)
+            # steps finished of the total: ninja's "[0/1] cmake" (re-running the configure) is
+            # 0 of 1, never -1
+            step = event.step
+            self.progress.update(task, total=step.total,
+                                 completed=min(max(step.done, 0), step.total), what=step.what)
         elif event.kind == "done" and event.outcome is not None:
             o = event.outcome
             total = self.progress.tasks[task].total or 1
@@ -90,8 +94,8 @@ class RichRenderer:
         self.progress.stop()
 
 
-def make_renderer(as_json: bool) -> PlainRenderer | RichRenderer | None:
-    if as_json:
+def make_renderer(as_json: bool, quiet: bool = False) -> PlainRenderer | RichRenderer | None:
+    if as_json or quiet:
         return None
     if sys.stderr.isatty():
         try:

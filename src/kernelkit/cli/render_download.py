@@ -91,10 +91,11 @@ def make_bars(**console: Any) -> Progress:
 
 
 @contextmanager
-def download_progress() -> Iterator[None]:
+def download_progress(*, quiet: bool = False) -> Iterator[None]:
     """Draw the downloads of the ``with`` block on a terminal: rich bars if rich is there,
-    else the plain line; not on a terminal, nothing (the library logs one record each)."""
-    if not stderr_isatty():
+    else the plain line; not on a terminal or ``quiet``, nothing (the library logs one record
+    each)."""
+    if quiet or not stderr_isatty():
         yield
         return
     try:

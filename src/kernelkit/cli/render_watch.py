@@ -78,7 +78,7 @@ def watch(args: argparse.Namespace, settings: object, out: TextIO = sys.stdout) 
     from kernelkit.testing.watch import dev_round, forget_logs, snapshot, wait_for_change
 
     assert isinstance(settings, BuildSettings)
-    project = Path(args.kernel_dir)
+    project = Path(args.project)
     pytest_args = shlex.split(args.pytest_args or "")
     before = snapshot(load_manifest(project))
     print(f"watching {len(before)} files of {project.resolve()} (Ctrl-C to stop)", file=out,

@@ -28,12 +28,13 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse, urlsplit
 
-from kernelkit.errors import HubError, PublishRaceError
+from kernelkit.errors import HubError, PublishRaceError, RepoNotFoundError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, GitRepo
 from kernelkit.hub.hubid import git_identity
 from kernelkit.hub.local import LocalGitHub
@@ -52,6 +53,9 @@ from kernelkit.settings import (
 )
 from kernelkit.util.fs import file_lock
 from kernelkit.util.urls import redact_url, split_credentials
+
+if TYPE_CHECKING:
+    from kernelkit.hub.admin import RefChange
 
 _FETCH_SPECS = ("+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
 #: the credential helper (a shell function git runs as ``sh -c '<helper> get'``): prints what the
@@ -152,6 +156,10 @@ class _FetchTracker:
                                   self.received, time.monotonic() - self.start, finished,
                                   failed))
 
+# what git says when the remote has no such repository (not: unreachable, refused)
+_MISSING_REPO = re.compile(r"repository '[^']*' not found|does not appear to be a git "
+                           r"repository|HTTP 404|: 404\b", re.I)
+
 
 class GitRemoteHub:
     """A hub on git remotes, read through local bare mirrors (see module docstring)."""
@@ -175,6 +183,10 @@ class GitRemoteHub:
 
     def __repr__(self) -> str:
         return f"GitRemoteHub({redact_url(self.url)!r})"
+
+    def __str__(self) -> str:
+        """What a person reads (and passes to ``--hub``): ``git+<url>``, credentials redacted."""
+        return f"git+{redact_url(self.url)}"
 
     @property
     def hub_identity(self) -> str:
@@ -213,12 +225,25 @@ class GitRemoteHub:
         with file_lock(repo.git_dir.parent / f".{repo.git_dir.name}.lock"):
             failure = self._fetch(repo, repo_id, url)
         if failure is not None:
+            if self._repo_missing(repo_id, failure):
+                raise RepoNotFoundError(
+                    repo_id, redact_url(url),
+                    hint="check the id and the hub URL; publish it with `kernelkit upload`")
             raise HubError(
                 f"cannot read kernel repository {repo_id} from {url}:\n{redact_url(failure)}",
                 hint="check the URL and your access; publish it with `kernelkit upload`",
             )
         self._fetched[repo_id] = time.monotonic()
         return repo
+
+    def _repo_missing(self, repo_id: str, failure: str) -> bool:
+        """Whether a failed fetch means the hub has no such repository (not: the hub itself
+        is missing or unreachable): a local remote whose hub directory exists without it, or
+        a server that says so."""
+        local = self._local_remote(repo_id)
+        if local is not None:
+            return local.git_dir.parent.parent.is_dir() and not local.exists()
+        return _MISSING_REPO.search(failure) is not None
 
     def _fetch(self, repo: GitRepo, repo_id: str, url: str) -> str | None:
         """One ``git fetch`` of every branch and tag into the mirror; what git said if it
@@ -348,6 +373,24 @@ class GitRemoteHub:
         self._push(repo_id, repo, [f"{target}:refs/tags/{tag}"], what=f"tag {tag}",
                    hint="tags never move: publish a new version tag instead")
         repo.update_ref(f"refs/tags/{tag}", target, None, f"tag {tag}")
+
+    def update_refs(self, repo_id: str, changes: Sequence[RefChange], *,
+                    message: str = "kernelkit") -> None:
+        """Apply ``changes`` (``hub/admin.py``) in one ``git push --atomic`` with a lease on
+        each ref's ``old`` commit: all of them or none."""
+        repo = self.refresh(repo_id, force=True)
+        specs, leases = [], []
+        for c in changes:
+            leases.append(f"--force-with-lease={c.ref}:{c.old or ''}")
+            specs.append(f":{c.ref}" if c.new is None else f"+{c.new}:{c.ref}")
+        self._push(repo_id, repo, specs, *leases, what="the ref changes",
+                   hint="another process changed the refs first; nothing was changed")
+        for c in changes:  # keep the mirror in step (best effort)
+            if c.new is None:
+                repo.git("update-ref", "-d", c.ref, check=False)
+            else:
+                repo.git("update-ref", c.ref, c.new, check=False)
+        del message  # a push carries no message
 
     def _push(self, repo_id: str, repo: GitRepo, refspecs: list[str], *options: str, what: str,
               hint: str = "another upload may have finished first; run the upload again") -> None:

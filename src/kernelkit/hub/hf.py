@@ -26,12 +26,18 @@ import importlib
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelkit.errors import HubError, OfflineError, RevisionNotFoundError
+from kernelkit.errors import (
+    HubError,
+    OfflineError,
+    PublishRaceError,
+    RepoNotFoundError,
+    RevisionNotFoundError,
+)
 from kernelkit.hub.hubid import hf_identity
 from kernelkit.hub.names import (
     SEMVER_TAG,
@@ -46,6 +52,9 @@ from kernelkit.hub.names import (
 from kernelkit.hub.port import FileEntry, Refs
 from kernelkit.settings import HF_ENDPOINT, process_environ
 from kernelkit.util.urls import redact_url
+
+if TYPE_CHECKING:
+    from kernelkit.hub.admin import RefChange
 
 REPO_TYPE = "kernel"
 TAG_TRAILER = "Kernelkit-Tag"
@@ -74,6 +83,14 @@ class HuggingFaceHub:
     def __repr__(self) -> str:
         return f"HuggingFaceHub({redact_url(self.endpoint or 'https://huggingface.co')!r})"
 
+    def __str__(self) -> str:
+        """What a person reads: the Hub API endpoint (``--hub hf`` with ``HF_ENDPOINT``)."""
+        return redact_url(self.endpoint or HF_ENDPOINT.read(process_environ())
+                          or "https://huggingface.co")
+
+    def describe(self) -> str:
+        return f"the Hugging Face Hub API at {self}"
+
     @property
     def hub_identity(self) -> str:
         """``hf:<endpoint>`` (see ``kernelkit.hub.hubid``); with no endpoint given, the one the
@@ -99,27 +116,27 @@ class HuggingFaceHub:
         try:
             yield
         except hf.RepositoryNotFoundError:
-            raise HubError(f"kernel repository {repo_id} not found on {self!r}",
-                           hint="check the id and your token (HF_TOKEN); publish it with "
-                                "`kernelkit upload --hub hf`") from None
+            raise RepoNotFoundError(repo_id, self.describe(),
+                                    hint="check the id and your token (HF_TOKEN); publish it with "
+                                     "`kernelkit upload --hub hf`") from None
         except hf.RevisionNotFoundError:
             raise RevisionNotFoundError(repo_id, revision or "?", self._available(repo_id)) \
                 from None
         except hf.HfHubHTTPError as exc:
             status = exc.response.status_code if exc.response is not None else None
             if status in (401, 403):
-                raise HubError(f"{self!r} refused the request for {repo_id} ({status}): "
+                raise HubError(f"{self.describe()} refused the request for {repo_id} ({status}): "
                                f"{exc.server_message or exc}",
                                hint="set HF_TOKEN to a token that may write to this hub"
                                ) from None
-            raise HubError(f"{self!r} failed for {repo_id}: {exc}",
+            raise HubError(f"{self.describe()} failed for {repo_id}: {exc}",
                            hint="retry later, or check HF_ENDPOINT/HF_TOKEN") from None
         except hf.OfflineModeIsEnabled:
-            raise OfflineError(f"{self!r} cannot be reached for {repo_id}: offline mode is on "
-                               "(HF_HUB_OFFLINE)",
+            raise OfflineError(f"{self.describe()} cannot be reached for {repo_id}: offline "
+                               "mode is on (HF_HUB_OFFLINE)",
                                hint="unset HF_HUB_OFFLINE, or load from the cache") from None
         except _network_errors() as exc:
-            raise HubError(f"cannot reach {self!r} for {repo_id}: {exc}",
+            raise HubError(f"cannot reach {self.describe()} for {repo_id}: {exc}",
                            hint="check the network connection and HF_ENDPOINT") from None
 
     def _available(self, repo_id: str) -> list[str]:
@@ -304,6 +321,37 @@ class HuggingFaceHub:
                 for p in sorted(files)
                 if p not in remote or remote[p].blob_id != git_blob_id(files[p])]
         return ops
+
+    def update_refs(self, repo_id: str, changes: Sequence[RefChange], *,
+                    message: str = "kernelkit") -> None:
+        """Apply ``changes`` (``hub/admin.py``): checked against the current refs first, then
+        one API call per ref (the API has no transaction), tags before branches; a moved tag
+        that cannot be created again gets its old commit back."""
+        refs = self.list_refs(repo_id)
+        for c in changes:
+            now = (refs.branches if c.kind == "branch" else refs.tags).get(c.name)
+            if now != c.old:
+                raise PublishRaceError(f"{c.kind} {c.name} of {repo_id} moved",
+                                       hint="another process changed it; nothing was changed")
+        for c in sorted(changes, key=lambda c: c.kind == "branch"):
+            with self._errors(repo_id):
+                if c.kind == "branch":
+                    assert c.new is None, "branches are only deleted here"
+                    self.api.delete_branch(repo_id, branch=c.name, repo_type=REPO_TYPE)
+                    continue
+                if c.old is not None:
+                    self.api.delete_tag(repo_id, tag=c.name, repo_type=REPO_TYPE)
+                if c.new is not None:
+                    self._create_tag_or_restore(repo_id, c, message)
+
+    def _create_tag_or_restore(self, repo_id: str, c: RefChange, message: str) -> None:
+        try:
+            self.api.create_tag(repo_id, tag=c.name, revision=c.new, tag_message=message,
+                                repo_type=REPO_TYPE)
+        except Exception:
+            if c.old is not None:
+                self.api.create_tag(repo_id, tag=c.name, revision=c.old, repo_type=REPO_TYPE)
+            raise
 
     def tag(self, repo_id: str, tag: str, commit: str) -> None:
         check_ref_name(tag, "tag")

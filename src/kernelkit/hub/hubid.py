@@ -94,3 +94,17 @@ def identity_of(spec: str | Path | None, env: Mapping[str, str]) -> str:
     if kind == "local":
         return local_identity(value)
     return git_identity(value) if kind == "git" else hf_identity(value or None)
+
+
+def settings_for(identity: str) -> dict[str, str]:
+    """The environment settings that make a hub of ``identity`` the configured one (what a
+    hint tells a person to set): ``KERNELKIT_HUB`` (and ``HF_ENDPOINT`` for another Hub API
+    endpoint than huggingface.co)."""
+    kind, _, value = identity.partition(":")
+    if kind == "local":
+        return {"KERNELKIT_HUB": value}
+    if kind == "git":
+        return {"KERNELKIT_HUB": "git+" + value}
+    if value.rstrip("/") == DEFAULT_HF_ENDPOINT.rstrip("/"):
+        return {"KERNELKIT_HUB": "hf"}
+    return {"KERNELKIT_HUB": "hf", "HF_ENDPOINT": value}

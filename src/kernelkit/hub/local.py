@@ -11,10 +11,11 @@ unreferenced objects; readers see the old commit or the new one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kernelkit.errors import HubError, PublishRaceError, RevisionNotFoundError
+from kernelkit.errors import HubError, PublishRaceError, RepoNotFoundError, RevisionNotFoundError
 from kernelkit.hub.gitrepo import DEFAULT_IDENTITY, ZERO_ID, GitRepo, TreeEntry
 from kernelkit.hub.hubid import local_identity
 from kernelkit.hub.names import (
@@ -32,6 +33,9 @@ from kernelkit.hub.port import FileEntry, Refs
 from kernelkit.hub.refstamp import git_refs_stamp, repo_git_dir
 from kernelkit.util.fs import file_lock, remove_stale_siblings
 
+if TYPE_CHECKING:
+    from kernelkit.hub.admin import RefChange
+
 
 class LocalGitHub:
     """A hub backed by a directory of bare git repositories (see module docstring)."""
@@ -44,6 +48,10 @@ class LocalGitHub:
 
     def __repr__(self) -> str:
         return f"LocalGitHub({str(self.root)!r})"
+
+    def __str__(self) -> str:
+        """What a person reads (and passes to ``--hub``): the directory."""
+        return str(self.root)
 
     @property
     def hub_identity(self) -> str:
@@ -76,8 +84,8 @@ class LocalGitHub:
     def _existing(self, repo_id: str) -> GitRepo:
         repo = self.repo(repo_id)
         if not repo.exists():
-            raise HubError(
-                f"kernel repository {repo_id} not found in the hub at {self.root}",
+            raise RepoNotFoundError(
+                repo_id, f"the hub at {self.root}",
                 hint=f"publish it first: `kernelkit upload --repo-id {repo_id} --hub {self.root}`",
             )
         return repo
@@ -222,6 +230,48 @@ class LocalGitHub:
         if old is not None and tree == old_tree:
             return old, old
         return old, repo.commit_tree(tree, old, message)
+
+    def update_refs(self, repo_id: str, changes: Sequence[RefChange], *,
+                    message: str = "kernelkit") -> None:
+        """Apply ``changes`` (``hub/admin.py``) in one ``git update-ref --stdin`` transaction,
+        each ref compared with its ``old`` commit: all of them or none
+        (``PublishRaceError`` when a ref moved meanwhile)."""
+        repo = self._existing(repo_id)
+        raw = self._raw_oids(repo, [c.ref for c in changes])
+        lines = []
+        for c in changes:
+            if (c.old is None) == (c.ref in raw):
+                raise PublishRaceError(f"{c.kind} {c.name} of {repo_id} "
+                                       f"{'exists' if c.old is None else 'is gone'}",
+                                       hint="another process changed it; nothing was changed")
+            old = raw.get(c.ref, ZERO_ID)
+            if c.old is not None and raw.get(c.ref) != c.old and not self._peels_to(
+                    repo, c.ref, c.old):
+                raise PublishRaceError(f"{c.kind} {c.name} of {repo_id} moved",
+                                       hint="another process changed it; nothing was changed")
+            lines.append(f"delete {c.ref} {old}" if c.new is None
+                         else f"update {c.ref} {c.new} {old}")
+        proc = repo.git("update-ref", "-m", message, "--stdin",
+                        input="".join(f"{line}\n" for line in lines).encode(), check=False)
+        self._trees.clear()
+        if proc.returncode != 0:
+            raise PublishRaceError(
+                f"changing the refs of {repo_id} lost a race "
+                f"({proc.stderr.decode(errors='replace').strip()})",
+                hint="another process changed them first; nothing was changed; run it again")
+
+    @staticmethod
+    def _raw_oids(repo: GitRepo, refs: Sequence[str]) -> dict[str, str]:
+        """Each existing ref's own object id (an annotated tag's, not its commit's)."""
+        out = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)",
+                       *refs).stdout.decode()
+        return {ref: oid for ref, oid in (line.split("\0") for line in out.splitlines())
+                if ref in refs}
+
+    @staticmethod
+    def _peels_to(repo: GitRepo, ref: str, commit: str) -> bool:
+        found = repo.lookup([f"{ref}^{{commit}}"])[0]
+        return found is not None and found[0] == commit
 
     def tag(self, repo_id: str, tag: str, commit: str) -> None:
         check_ref_name(tag, "tag")

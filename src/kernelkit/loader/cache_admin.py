@@ -27,6 +27,7 @@ import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from kernelkit.errors import KernelNotFoundError
@@ -132,7 +133,7 @@ def list_cache(cache_dir: Path) -> CacheListing:
 
 
 def _read_folder(folder: Path) -> CachedRepo:
-    repo_id, hub = _identity(folder)
+    repo_id, hub = read_identity(folder)
     rc = RepoCache(folder, repo_id, hub or "(unknown hub)")
     refs: dict[str, list[str]] = {}
     for kind in REF_KINDS:
@@ -143,7 +144,9 @@ def _read_folder(folder: Path) -> CachedRepo:
     return CachedRepo(folder, repo_id, hub, tree_size(folder), revisions)
 
 
-def _identity(folder: Path) -> tuple[str, str | None]:
+def read_identity(folder: Path) -> tuple[str, str | None]:
+    """``(repo id, hub identity)`` of a cache folder (``repo.json``; the hub ``None`` when the
+    record is missing: the id is then read from the folder's name)."""
     try:
         data = json.loads((folder / RECORD).read_text())
         if isinstance(data.get("repo_id"), str) and isinstance(data.get("hub"), str):
@@ -176,8 +179,8 @@ def plan_rm(listing: CacheListing, repo_id: str, *, revision: str | None = None,
             variant: str | None = None, hub: str | None = None) -> list[Removal]:
     """What ``kernelkit cache rm`` removes: ``repo_id``'s folders (of ``hub`` only, an identity,
     when given); only the commit ``revision`` names (a commit id or prefix, or a cached branch
-    or tag name) when given; only ``variant`` when given. ``KernelNotFoundError`` when nothing
-    cached matches."""
+    or tag name) when given; only the variants matching the fnmatch pattern ``variant`` when
+    given. ``KernelNotFoundError`` when nothing cached matches."""
     repos = [r for r in listing.repos if r.repo_id == repo_id and (hub is None or r.hub == hub)]
     out: list[Removal] = []
     for repo in repos:
@@ -192,7 +195,7 @@ def plan_rm(listing: CacheListing, repo_id: str, *, revision: str | None = None,
                 continue
             out += [Removal(repo.folder, repo_id, repo.folder / rev.commit / v.folder / v.name,
                             v.size, "variant", rev.commit, v.name)
-                    for v in rev.variants if v.name == variant]
+                    for v in rev.variants if fnmatchcase(v.name, variant)]
     if not out:
         raise KernelNotFoundError(
             f"nothing cached matches {_describe(repo_id, revision, variant, hub)} in "

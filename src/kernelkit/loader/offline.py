@@ -54,8 +54,10 @@ def record_resolved(cache: RepoCache, revision: str, commit: str) -> None:
 
 
 def fetch_command(repo_id: str, revision: str | None, version: VersionRequest | None) -> str:
-    arg = f"version={version!r}" if version is not None else f"revision={revision!r}"
-    return f"python -c \"import kernelkit; kernelkit.get_kernel('{repo_id}', {arg})\""
+    """The Python call that loads (online: fetches) what was asked for, trust included."""
+    from kernelkit.util.usage import load_call
+
+    return load_call(repo_id, version=version, revision=revision if version is None else None)
 
 
 def fetch_hint(repo_id: str, revision: str | None, version: VersionRequest | None) -> str:
@@ -64,6 +66,48 @@ def fetch_hint(repo_id: str, revision: str | None, version: VersionRequest | Non
             f"`{fetch_command(repo_id, revision, version)}`, or for a locked project run "
             "`kernelkit download <project>` (add --dest DIR and load with cache_dir=DIR or "
             "KERNELKIT_CACHE=DIR)")
+
+
+def other_hubs(cache: RepoCache) -> list[tuple[str, Refs]]:
+    """The same repository cached from other hubs (another ``KERNELKIT_HUB``, ``HF_ENDPOINT``
+    or hub directory than the configured one): ``(hub identity, its cached refs)``, only those
+    with a ref whose commit is in the cache."""
+    from kernelkit.loader.cache_admin import read_identity
+
+    prefix = cache.root.name[: -len("--") - 16]  # "<org>--<name>"; "--<16 hex>" is the hub's
+    found = []
+    try:
+        folders = sorted(cache.root.parent.iterdir())
+    except OSError:
+        return []
+    for folder in folders:
+        if folder == cache.root or not folder.name.startswith(prefix + "--") \
+                or len(folder.name) != len(cache.root.name):
+            continue
+        repo_id, hub = read_identity(folder)
+        if repo_id != cache.repo_id or hub is None or hub == cache.hub:
+            continue
+        refs = cached_refs(RepoCache(folder, repo_id, hub))
+        if refs.branches or refs.tags:
+            found.append((hub, refs))
+    return found
+
+
+def _elsewhere(cache: RepoCache, revision: str | None,
+               version: VersionRequest | None) -> str:
+    """Lines naming the other hubs' copies and the setting and call that load one."""
+    from kernelkit.hub.hubid import settings_for
+
+    lines = []
+    for hub, refs in other_hubs(cache):
+        names = ", ".join(sorted({*refs.branches, *refs.tags}))
+        env = " ".join(f"{k}={v}" for k, v in settings_for(hub).items())
+        lines.append(f"  - {hub} (cached: {names}): with {env}, "
+                     f"{fetch_command(cache.repo_id, revision, version)}")
+    if not lines:
+        return ""
+    return (f"\n  the cache holds {cache.repo_id} from other hubs; each loads offline with its "
+            "own hub setting:\n" + "\n".join(lines))
 
 
 def select_offline(cache: RepoCache, *, revision: str | None = None,
@@ -83,9 +127,12 @@ def select_offline(cache: RepoCache, *, revision: str | None = None,
                           known_commits=tuple(cache.commits()))
     except RevisionNotFoundError as exc:  # also VersionNotFoundError; a bad request propagates
         known = ", ".join(sorted({**refs.branches, **refs.tags})) or "none"
+        elsewhere = _elsewhere(cache, revision, version)
+        hint = fetch_hint(repo_id, revision, version)
         raise OfflineError(
             f"{asked} of {repo_id} is not in the local cache of hub {cache.hub} ({cache.root}) "
             "and offline mode is on (KERNELKIT_OFFLINE/HF_HUB_OFFLINE); "
-            f"cached refs: {known} ({exc.message})",
-            hint=fetch_hint(repo_id, revision, version),
+            f"cached refs of this hub: {known} ({exc.message}){elsewhere}",
+            hint=("set the hub setting of one of the copies above, or " + hint) if elsewhere
+            else hint,
         ) from None

@@ -81,8 +81,8 @@ def download_lock(hub: Hub, cache_dir: Path, lock: KernelLock, *, all_variants: 
     except (CommandError, HubError) as exc:
         if _commit_missing(hub, lock):
             raise LockError(
-                f"{LOCK_NAME} pins {lock.repo_id} to commit {lock.sha}, which {hub!r} does not "
-                "have", hint="the repository's history was rewritten, or the lock was made "
+                f"{LOCK_NAME} pins {lock.repo_id} to commit {lock.sha}, which the hub {hub} does "
+                "not have", hint="the repository's history was rewritten, or the lock was made "
                 "against another hub: run `kernelkit lock <project>` to lock what the hub has "
                 "now, or pass the hub the lock was made with (--hub)") from exc
         raise

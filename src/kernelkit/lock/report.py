@@ -9,7 +9,12 @@ from typing import Any
 
 from kernelkit.artifact.layout import discover_variants
 from kernelkit.artifact.metadata import Metadata
-from kernelkit.errors import KernelkitError, UsageError, VersionNotFoundError
+from kernelkit.errors import (
+    KernelkitError,
+    RevisionNotFoundError,
+    UsageError,
+    VersionNotFoundError,
+)
 from kernelkit.hub.port import Hub
 from kernelkit.loader.versions import select_ref
 from kernelkit.variants.choose import Decision
@@ -32,8 +37,8 @@ def variants_report(repo_id: str, *, all_versions: bool = False,
                     cache_dir: Path | None = None) -> list[RevisionVariants]:
     """Upstream 0.19's ``kernels variants`` selection: one ``revision``; one ``version`` (an
     integer, ``"latest"``, or, kernelkit's addition, a specifier over release tags); every
-    major version (``all_versions``); by default the latest major version. Works offline from
-    the refs recorded in the cache."""
+    major version (``all_versions``); by default the latest major version, else ``main`` (as
+    ``info``). Works offline from the refs recorded in the cache."""
     from kernelkit.loader.api import get_kernel_versions, rank_kernel_variants
 
     if sum((all_versions, version is not None, revision is not None)) > 1:
@@ -56,9 +61,15 @@ def variants_report(repo_id: str, *, all_versions: bool = False,
                                    f"Version {major} not found, available versions: {listed}",
                                    hint=f"{repo_id} has no branch v{major}")
     if not majors:
-        raise VersionNotFoundError(repo_id, "latest", [],
-                                   f"Repository does not support kernel versions: {repo_id}",
-                                   hint="it has no v<N> branch; pass --revision (e.g. main)")
+        unversioned = VersionNotFoundError(
+            repo_id, "latest", [], f"Repository does not support kernel versions: {repo_id}",
+            hint="it has no v<N> branch; pass --revision (e.g. main)")
+        if version is not None or all_versions:
+            raise unversioned
+        try:  # as `info`: main when there is no version branch
+            return [ranked(None, "main", revision="main")]
+        except RevisionNotFoundError:
+            raise unversioned from None
     chosen = [major] if major is not None else sorted(majors) if all_versions else [max(majors)]
     return [ranked(n, f"v{n}", revision=majors[n]) for n in chosen]
 

@@ -44,7 +44,7 @@ def check_kernel_backends(manifest: Manifest, r: Reader) -> None:
         if kernel.backend in KERNEL_BACKENDS and kernel.backend not in listed:
             r.problem(f"kernel.{kernel.name}.backend",
                       f"backend `{kernel.backend}` of [kernel.{kernel.name}] is not listed in "
-                      f"general.backends {list(listed)}; add it there or remove this kernel")
+                      f"general.backends ({', '.join(listed)}); add it there or remove this kernel")
 
 
 def check_python_depends(manifest: Manifest, r: Reader) -> None:

@@ -12,6 +12,12 @@ project's sources (when given and the variants record their digest) go to the br
 does not have (``kernelkit.artifact.sources`` says why not on the version branch). Uploaded
 variants replace ``build/<variant>/`` wholly; on an existing branch the other variants stay
 (upstream rule); a new branch holds only what is uploaded. ``main`` gets the same README.md.
+
+Every repository has a ``main`` branch with a card (Hub clients such as ``huggingface_hub``'s
+``repo_info`` and ``hf download`` ask for ``main`` by default): without a ``CARD.md``, an
+upload to a repository whose ``main`` has no README.md publishes one made by
+:func:`default_card` (name, versions, variants and a usage line that loads it, trust
+included); an existing README.md on ``main`` is never replaced by a generated one.
 """
 
 from __future__ import annotations
@@ -54,6 +60,9 @@ class UploadPlan:
     version: int
     warnings: tuple[str, ...] = ()
     sources: SourceArchive | None = None  # to publish on SOURCES_BRANCH
+    #: the generated card for ``main`` when the project has no CARD.md (only published where
+    #: ``main`` has no README.md yet)
+    default_readme: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -175,12 +184,18 @@ def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = 
         for vdir in tree.variants:
             stale += _benchmark_results(project / RESULTS_DIR / vdir.name, vdir, files)
     readme = _stage_readme(project, tree.root, staging, repo_id, version, config)
+    default_readme = None
     if readme is not None:
         files["README.md"] = readme
-    warnings = tuple(f"variant {v} was built from a dirty tree (uncommitted changes)"
+    else:
+        default_readme = staging / "README.default.md"
+        default_readme.write_text(default_card(repo_id, version, str(config.get("license") or ""),
+                                               tuple(metas)), encoding="utf-8")
+    trust = _card_without_trust(readme, repo_id, version)
+    warnings = (*trust, *tuple(f"variant {v} was built from a dirty tree (uncommitted changes)"
                      for v, m in metas.items() if m.provenance and m.provenance.dirty) + tuple(
         f"{d}: benchmark results of another build of {Path(d).name}, not uploaded (run "
-        "`kernelkit benchmark --save` again)" for d in stale)
+        "`kernelkit benchmark --save` again)" for d in stale))
     published = None
     if sources is not None:
         source_notes = sources_warnings(metas, sources)
@@ -188,7 +203,7 @@ def plan_upload(path: Path, *, repo_id: str | None = None, branch: str | None = 
             published = sources
         warnings += tuple(source_notes)
     return UploadPlan(repo_id, branch, tuple(metas), files, readme, version, warnings,
-                      published)
+                      published, default_readme)
 
 
 def sources_warnings(metas: dict[str, Metadata], sources: SourceArchive) -> list[str]:
@@ -206,6 +221,55 @@ def sources_warnings(metas: dict[str, Metadata], sources: SourceArchive) -> list
                          f"not the project's current ones ({sources.digest[:19]}...): rebuild "
                          "it, or its sources are not published")
     return notes
+
+
+def default_card(repo_id: str, version: int, license: str, variants: tuple[str, ...]) -> str:
+    """The README.md of ``main`` for a project without a CARD.md: front matter the Hub reads
+    (``library_name: kernels``), what the repository holds and the line that loads it."""
+    from kernelkit.util.usage import load_call
+
+    name = repo_id.split("/", 1)[1]
+    front = ["---", "library_name: kernels", *([f"license: {license}"] if license else []),
+             "tags:", "  - kernel", "---"]
+    listed = "\n".join(f"- `{v}`" for v in sorted(variants))
+    return "\n".join(front) + f"""
+
+# {name}
+
+A kernel for PyTorch, published with kernelkit. Each version is a branch `v<N>` (release tags
+`v<N>.<minor>.<patch>` name exact builds); this card was generated because the project has no
+`CARD.md`.
+
+## Usage
+
+```python
+import kernelkit
+
+{name.replace("-", "_")} = {load_call(repo_id, version=version)}
+```
+
+## Variants of version {version}
+
+{listed}
+"""
+
+
+def _card_without_trust(readme: Path | None, repo_id: str, version: int) -> tuple[str, ...]:
+    """A warning when the card shows ``get_kernel("<repo_id>", ...)`` without
+    ``trust_remote_code=True`` for a publisher that is not trusted by default: that line
+    raises ``TrustError`` for everyone who copies it."""
+    from kernelkit.util.usage import load_call, needs_trust
+
+    if readme is None or not needs_trust(repo_id):
+        return ()
+    text = readme.read_text(encoding="utf-8", errors="replace")
+    calls = re.findall(r"get_kernel\(\s*[\"']" + re.escape(repo_id) + r"[\"'][^)]*\)", text)
+    if not calls or all("trust_remote_code" in c for c in calls):
+        return ()
+    warning = (f"the card's usage line `{calls[0]}` raises TrustError for its readers: "
+               f"{repo_id.split('/')[0]} is not a trusted publisher by default; show "
+               f"`{load_call(repo_id, version=version)}` in CARD.md")
+    return (warning,)
 
 
 RESULTS_DIR = "benchmarks/results"  # `kernelkit benchmark --save`: <dir>/<variant>/
@@ -312,7 +376,7 @@ def upload(path: Path, hub: Hub, *, repo_id: str | None = None, branch: str | No
                        "of the version branch, and a pull request is not merged yet",
                        hint="tag the release after the pull request is merged")
     if create_pr and not hasattr(hub, "publish_pr"):
-        raise HubError(f"{hub!r} has no pull requests, so --create-pr cannot be used",
+        raise HubError(f"the hub {hub} has no pull requests, so --create-pr cannot be used",
                        hint="publish to a Hugging Face Hub API endpoint (--hub hf), or drop "
                             "--create-pr")
     with tempfile.TemporaryDirectory(prefix="kernelkit-upload-") as tmp:
@@ -375,12 +439,20 @@ def _publish(plan: UploadPlan, hub: Hub, tag: str | None, message: str) -> Uploa
     main_commit = None
     if plan.readme is not None and plan.branch != "main":
         main_commit = _publish_main(hub, plan.repo_id, plan.readme, message)
+    elif plan.default_readme is not None and plan.branch != "main" \
+            and not _main_has_card(hub, plan.repo_id):
+        main_commit = _publish_main(hub, plan.repo_id, plan.default_readme, message)
     return UploadResult(plan.repo_id, plan.branch, commit, tag, plan.variants,
                         changed=commit != old, main_commit=main_commit, warnings=plan.warnings,
                         sources=plan.sources.digest if plan.sources else None)
 
 
 MAIN_ATTEMPTS = 50
+
+
+def _main_has_card(hub: Hub, repo_id: str) -> bool:
+    main = hub.list_refs(repo_id).branches.get("main")
+    return main is not None and hub.read_file(repo_id, main, "README.md") is not None
 
 
 def _publish_main(hub: Hub, repo_id: str, readme: Path, message: str) -> str:

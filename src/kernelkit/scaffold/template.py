@@ -19,7 +19,8 @@
 
 Placeholders every template can use: ``name`` (kebab-case kernel name), ``python_name``,
 ``class_name``, ``owner``, ``repo_id``, ``license``, ``version``, ``backends_toml``
-(``"cpu", "cuda"``), ``backends_text`` (``cpu, cuda``), ``template``, plus one per fragment.
+(``"cpu", "cuda"``), ``backends_text`` (``cpu, cuda``), ``template``, ``load_call`` (the
+``get_kernel`` line that loads the published kernel, trust included), plus one per fragment.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from kernelkit.errors import TemplateError
 from kernelkit.manifest.model import BACKENDS
 from kernelkit.scaffold.names import ProjectName
 from kernelkit.scaffold.render import render
+from kernelkit.util.usage import load_call
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -148,6 +150,9 @@ def base_context(template: Template, info: ProjectName, backends: tuple[str, ...
         "backends_toml": ", ".join(f'"{b}"' for b in backends),
         "backends_text": ", ".join(backends),
         "template": template.name,
+        # the line that loads the published kernel, trust_remote_code=True included unless the
+        # owner is trusted by default (util/usage.py)
+        "load_call": load_call(info.repo_id, version=1),
     }
 
 

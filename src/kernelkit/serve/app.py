@@ -328,6 +328,25 @@ async def create_tag(request: Request, api: Api, rest: list[str]) -> Response:
     return JSONResponse({})
 
 
+async def delete_ref(request: Request, api: Api, rest: list[str]) -> Response:
+    """``DELETE .../branch/<name>`` and ``.../tag/<name>`` (huggingface_hub's
+    ``delete_branch``/``delete_tag``; ``kernelkit hub rm-version``/``retag``); never ``main``."""
+    repo_id = request.state.repo_id
+    api.can_write(request)
+    await api.readable(request, repo_id)
+    kind = request.state.endpoint
+    name = fields.new_ref_name("/".join(rest), kind)
+    if kind == "branch" and name == "main":
+        raise ServeApiError(403, "main cannot be deleted: it holds the repository's card")
+    ref = f"refs/{'heads' if kind == 'branch' else 'tags'}/{name}"
+    try:
+        await api.resolve(repo_id, ref, fresh=True)
+    except ServeApiError:
+        raise not_found(f"{kind} {name} not found in {repo_id}", "RevisionNotFound") from None
+    await _ref_call(api.store.delete_ref, repo_id, ref, f"{kind} {name}")
+    return JSONResponse({})
+
+
 async def _ref_call(fn: Callable[..., None], *args: Any) -> None:
     try:
         await run_in_threadpool(fn, *args)
@@ -439,6 +458,7 @@ _REPO_ROUTES: dict[tuple[str, str, str], Handler] = {
     ("api", "GET", "commits"): commits,
     ("api", "POST", "preupload"): preupload, ("api", "POST", "commit"): commit,
     ("api", "POST", "branch"): create_branch, ("api", "POST", "tag"): create_tag,
+    ("api", "DELETE", "branch"): delete_ref, ("api", "DELETE", "tag"): delete_ref,
     ("file", "GET", "resolve"): resolve_file, ("file", "HEAD", "resolve"): resolve_file,
 }
 
@@ -481,6 +501,7 @@ def create_app(config: ServeConfig) -> Starlette:
         try:
             handler, repo_id, rest = _route(request.method, parts)
             request.state.repo_id = repo_id
+            request.state.endpoint = parts[4] if len(parts) > 4 else ""
             return await handler(request, api, rest)
         except ServeApiError as exc:
             return error_response(exc)
@@ -494,7 +515,7 @@ def create_app(config: ServeConfig) -> Starlette:
         same, so it gets the API's error shape."""
         return await dispatch(request)
 
-    methods = ["GET", "HEAD", "POST"]
+    methods = ["GET", "HEAD", "POST", "DELETE"]
     app = Starlette(routes=[Route("/{path:path}", dispatch, methods=methods)],
                     exception_handlers={404: unrouted})
     app.state.api = api

@@ -242,6 +242,16 @@ class Store:
         self.create_ref(repo_id, f"refs/tags/{tag}", self.resolve(repo_id, revision, fresh=True),
                         f"tag {tag}")
 
+    def delete_ref(self, repo_id: str, ref: str, what: str) -> None:
+        """Delete ``ref`` (a branch other than ``main``, or a tag); ``RefConflict`` if it does
+        not exist."""
+        repo = self.repo(repo_id)
+        proc = repo.git("update-ref", "-m", f"delete {what}", "-d", ref, check=False)
+        self.forget(repo_id)
+        if proc.returncode != 0 or repo.lookup([ref])[0] is not None:
+            raise RefConflict(f"cannot delete {what} of {repo_id}: "
+                              f"{proc.stderr.decode(errors='replace').strip() or 'it remains'}")
+
     def next_pr(self, repo_id: str) -> str:
         nums = [int(m.group(1)) for r in self.refs(repo_id).pulls if (m := PR_REF.match(r))]
         return f"refs/pr/{max(nums, default=0) + 1}"

@@ -247,7 +247,8 @@ def interpreter_backends(manifest: Manifest, torch: TorchEnv,
     if not chosen:
         raise NotBuildableError(
             f"{manifest.path or 'build.toml'}",
-            f"general.backends {list(manifest.general.backends)} has none of the backends that "
+            f"general.backends ({', '.join(manifest.general.backends)}) has none of the backends "
+            "that "
             f"torch {torch.torch_version} of {torch.python} supports ({', '.join(torch.backends)})",
             hint="pass --python with an environment whose torch supports one of them")
     return chosen

@@ -100,6 +100,7 @@ def project_problems(manifest: Manifest, *, check_sources: bool = True) -> list[
         if comp.rocm_archs and not set(comp.rocm_archs) & set(supported):
             field = f"kernel.{comp.name}.rocm-archs"
             out.append(Problem(path, index.line_of(field), field,
-                               f"rocm-archs {list(comp.rocm_archs)} has none of the supported "
+                               f"rocm-archs ({', '.join(comp.rocm_archs)}) has none of the "
+                               "supported "
                                f"ROCm architectures ({', '.join(supported)}); use those"))
     return sorted(out, key=lambda p: (p.line or 0, p.field))

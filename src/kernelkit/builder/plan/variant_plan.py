@@ -122,7 +122,7 @@ def check_backend(manifest: Manifest, env: TorchEnv, backend: str) -> None:
                                 "by kernelkit", who="unsupported")
     if backend not in manifest.general.backends:
         raise KernelkitError(f"{where}: backend {backend} is not in general.backends "
-                             f"{list(manifest.general.backends)}",
+                             f"({', '.join(manifest.general.backends)})",
                              hint="add it to general.backends or build another backend")
     if backend not in BUILDABLE_BACKENDS:
         raise NotBuildableError(f"backend {backend}", "kernelkit builds only cpu and cuda "
