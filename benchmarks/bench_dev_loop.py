@@ -77,7 +77,7 @@ class Loop:
 
     def init(self) -> None:
         self.kk("init", "bench/scale-add", "--template", "blank", "--no-git", "--backends",
-                "cpu", "cuda")
+                "cpu,cuda")
 
     def build(self) -> dict[str, Any]:
         seconds, out = self.kk("build", str(self.project), "--python", str(self.python),

@@ -86,7 +86,7 @@ def publish(root: Path, python: str, backend: str) -> dict[str, str]:
     env = base_env(root)
     kk = [python, "-m", "kernelkit"]
     project = root / "img2gray"
-    run([*kk, "init", str(project), "--name", "fits/img2gray", "--backends", "cpu", "cuda"], env)
+    run([*kk, "init", str(project), "--name", "fits/img2gray", "--backends", "cpu,cuda"], env)
     run([*kk, "build", str(project), "--backend", backend], env)
     [variant] = [p for p in (project / "build").iterdir() if p.is_dir()]
     run([*kk, "upload", str(project), "--repo-id", "fits/img2gray"], env)

@@ -325,7 +325,10 @@ def test_verify_signature_all_variants(tmp_path: Path, hub: LocalGitHub,
     assert proc.stdout.count("ok ") == 2
     by_branch = run_cli("verify-signature", repo, "--revision", "v1", "--json")
     assert by_branch.returncode == 0 and len(json.loads(by_branch.stdout)["variants"]) == 1
-    assert run_cli("verify-signature", repo).returncode == 2  # neither VERSION nor --revision
+    newest = run_cli("verify-signature", repo, "--json")  # neither: the newest major, as info
+    assert newest.returncode == 0 and json.loads(newest.stdout)["commit"] == json.loads(
+        by_branch.stdout)["commit"]
+    assert run_cli("verify-signature", repo, "1", "--revision", "v1").returncode == 2  # both
     unsigned = repo_name()
     Published(tmp_path, hub, unsigned, None)
     assert run_cli("verify-signature", unsigned, "1").returncode == 1

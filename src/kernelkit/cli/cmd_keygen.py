@@ -1,4 +1,4 @@
-"""``kernelkit keygen [--output FILE]``: a new Ed25519 publisher key for ``kernelkit sign``."""
+"""``kernelkit keygen [--output FILE] [--json]``: a new Ed25519 publisher key (`kernelkit sign`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "$XDG_CONFIG_HOME/kernelkit/signing-key.pem)")
     p.add_argument("-C", "--comment", default="", help="a comment for the .pub file")
     p.add_argument("-f", "--force", action="store_true", help="replace an existing key")
+    from kernelkit.cli.parser import add_json
+
+    add_json(p)
     p.set_defaults(func=run)
 
 
@@ -28,6 +31,12 @@ def run(args: argparse.Namespace) -> int:
 
     path = args.output or default_key_path(process_environ())
     key = generate_key(path, comment=args.comment, force=args.force)
+    if args.json:
+        from kernelkit.cli import ui
+
+        ui.emit_json({"path": str(path), "public": str(public_path(path)),
+                      "fingerprint": key.fingerprint})
+        return 0
     print(f"private key: {path}")
     print(f"public key:  {public_path(path)}")
     print(f"fingerprint: {key.fingerprint}")

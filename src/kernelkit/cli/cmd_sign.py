@@ -1,4 +1,4 @@
-"""``kernelkit sign [PATH] [--key FILE]``: sign every variant's ``metadata.json``."""
+"""``kernelkit sign [PROJECT] [--key FILE] [--json]``: sign every variant's ``metadata.json``."""
 
 from __future__ import annotations
 
@@ -17,9 +17,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(which covers every file) with an Ed25519 key: build/<variant>.kksig beside the "
         "variant, which upstream kernels ignores. Signing with another key adds a signature "
         "(key rotation); `kernelkit upload` publishes the signatures.")
-    p.add_argument("path", nargs="?", default=".", type=Path,
-                   help="kernel project, build directory or one variant (default: .)")
+    from kernelkit.cli.parser import add_json, add_project
+
+    add_project(p, "a kernel project, its build directory or one variant (default: the "
+                "current directory)")
     add_key_argument(p)
+    add_json(p)
     p.set_defaults(func=run)
 
 
@@ -44,10 +47,17 @@ def signing_key(path: Path | None) -> SigningKey:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernelkit.cli import ui
     from kernelkit.signing.sign import sign_tree
 
     key = signing_key(args.key)
-    for signed in sign_tree(args.path, key):
+    done = sign_tree(args.project, key)
+    if args.json:
+        ui.emit_json({"key": key.fingerprint, "signed": [
+            {"variant": s.variant, "path": str(s.path), "signatures": len(s.signers)}
+            for s in done]})
+        return 0
+    for signed in done:
         others = len(signed.signers) - 1
         more = f" (and {others} earlier signature{'s' if others != 1 else ''})" if others else ""
         print(f"signed {signed.variant}: {signed.path}{more}")
