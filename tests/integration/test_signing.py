@@ -72,7 +72,11 @@ def policy(tmp: Path, monkeypatch: pytest.MonkeyPatch, **kwargs: object) -> Path
 
 
 def load(repo: str, **kwargs: object) -> object:
-    return api.get_kernel(repo, version=1, trust_remote_code=True, **kwargs)  # type: ignore[arg-type]
+    """The public ``kernelkit.get_kernel`` (the one users call: build_missing's wrapper of the
+    loader's), so every policy test also holds that it passes ``require_signature`` on."""
+    import kernelkit
+
+    return kernelkit.get_kernel(repo, version=1, trust_remote_code=True, **kwargs)  # type: ignore[arg-type]
 
 
 def test_sign_upload_load_verified(tmp_path: Path, hub: LocalGitHub,

@@ -57,16 +57,18 @@ def get_kernel(
     check_arch: bool = True,
     hub: Hub | None = None,
     cache_dir: Path | None = None,
+    require_signature: bool | None = None,
     build_missing: bool | None = None,
 ) -> ModuleType:
-    """Load a kernel from the hub (``kernelkit.loader.api.get_kernel``: every argument as
-    there, upstream's signature). ``build_missing`` (default ``KERNELKIT_BUILD_MISSING``): when
-    no published variant fits this machine, build it here from the sources published with the
-    resolved commit (verified against their digest), check it, cache it, load it; the
-    publisher must be trusted as for any load. Off, that case raises ``VariantNotFoundError``."""
+    """Load a kernel from the hub (``kernelkit.loader.api.get_kernel``: every argument as there,
+    upstream's signature; ``require_signature`` as there). ``build_missing`` (default
+    ``KERNELKIT_BUILD_MISSING``): when no published variant fits this machine, build it here
+    from the sources published with the resolved commit (verified against their digest), check
+    it, cache it, load it; the publisher must be trusted as for any load. Off, that case raises
+    ``VariantNotFoundError``."""
     return loader_api.get_kernel(
         repo_id, revision, version, backend, user_agent, trust_remote_code,
-        check_arch=check_arch, hub=hub, cache_dir=cache_dir,
+        check_arch=check_arch, hub=hub, cache_dir=cache_dir, require_signature=require_signature,
         variant_provider=source_build_provider(build_missing))
 
 
@@ -95,24 +97,28 @@ def install_kernel(
 def get_locked_kernel(repo_id: str, *, lockfile: Path | str | None = None,
                       backend: str | None = None, check_arch: bool = True,
                       trust_remote_code: bool | list[str] = False, hub: Hub | None = None,
-                      cache_dir: Path | None = None,
+                      cache_dir: Path | None = None, require_signature: bool | None = None,
                       build_missing: bool | None = None) -> ModuleType:
-    """``kernelkit.lock.api.get_locked_kernel``; ``build_missing`` as for :func:`get_kernel`,
+    """``kernelkit.lock.api.get_locked_kernel`` (``require_signature`` as there; a signer the
+    lock records is always required); ``build_missing`` as for :func:`get_kernel`,
     from the sources digest the lock pins only (``kernels.lock.hashes``)."""
     from kernelkit.lock.api import get_locked_kernel as locked
 
     return locked(repo_id, lockfile=lockfile, backend=backend, check_arch=check_arch,
                   trust_remote_code=trust_remote_code, hub=hub, cache_dir=cache_dir,
+                  require_signature=require_signature,
                   variant_provider=source_build_provider(build_missing))
 
 
 def load_kernel(repo_id: str, *, lockfile: Path | str | None, backend: str | None = None,
                 check_arch: bool = True, cache_dir: Path | None = None,
+                require_signature: bool | None = None,
                 build_missing: bool | None = None) -> ModuleType:
-    """``kernelkit.lock.api.load_kernel`` (no hub): ``build_missing`` builds from the sources
-    the lock pins, which must be in the cache (a ``kernelkit download --build-missing`` or an
-    earlier build put them there)."""
+    """``kernelkit.lock.api.load_kernel`` (no hub; ``require_signature`` as there):
+    ``build_missing`` builds from the sources the lock pins, which must be in the cache (a
+    ``kernelkit download --build-missing`` or an earlier build put them there)."""
     from kernelkit.lock.api import load_kernel as locked
 
     return locked(repo_id, lockfile=lockfile, backend=backend, check_arch=check_arch,
-                  cache_dir=cache_dir, variant_provider=source_build_provider(build_missing))
+                  cache_dir=cache_dir, require_signature=require_signature,
+                  variant_provider=source_build_provider(build_missing))
