@@ -182,7 +182,7 @@ def test_bad_input_is_refused(targets: list[BuildTarget]) -> None:
 def test_the_upload_job_signs_with_a_key_secret_or_keyless(targets: list[BuildTarget]) -> None:
     key = jobs(render_workflow(targets[:1], WorkflowOptions(upload=True, sign=("key",))))
     up = key["upload"]
-    assert step_runs(up)[-1] == "kernelkit upload . --hub hf --sign"
+    assert step_runs(up)[-1].splitlines()[-1] == 'kernelkit upload . --hub hf --sign "$@"'
     assert up["steps"][-1]["env"]["KERNELKIT_SIGNING_KEY"] == \
         "${{ secrets.KERNELKIT_SIGNING_KEY }}"
     assert "python -m pip install cryptography" in step_runs(up)
@@ -193,7 +193,8 @@ def test_the_upload_job_signs_with_a_key_secret_or_keyless(targets: list[BuildTa
     runs = step_runs(both)
     sign = next(r for r in runs if "sigstore sign" in r)
     assert sign.startswith("for m in 'k d/build'/*/metadata.json; do")
-    assert runs.index(sign) < runs.index("kernelkit upload 'k d' --hub hf --sign")
+    upload = next(r for r in runs if "kernelkit upload 'k d' --hub hf --sign \"$@\"" in r)
+    assert runs.index(sign) < runs.index(upload)
     with pytest.raises(KernelkitError, match="signing happens in the upload job"):
         render_workflow(targets, WorkflowOptions(sign=("key",)))
     with pytest.raises(KernelkitError, match="expected key or sigstore"):

@@ -760,8 +760,12 @@ def test_upload_checks_output_json_before_publishing(tmp_path: Path) -> None:
     make_variant(proj / "build", HOST, uid=uid())
     hub = tmp_path / "hub"
     for target in (tmp_path, tmp_path / "missing" / "out.json"):
-        err = one_line_error(cli("upload", str(proj), "--repo-id", "acme/oj", "--hub", str(hub),
-                                 "--output-json", str(target)))
+        proc = cli("upload", str(proj), "--repo-id", "acme/oj", "--hub", str(hub),
+                   "--output-json", str(target))
+        deprecated = "warning: --output-json is deprecated: use --json"
+        assert proc.stderr.startswith(deprecated)  # the option still works, and says so
+        proc.stderr = proc.stderr.split("\n", 1)[1]
+        err = one_line_error(proc)
         assert str(target) in err
         assert not LocalGitHub(hub).repo_exists("acme/oj")  # nothing was published
     out = tmp_path / "out.json"

@@ -23,7 +23,8 @@ from kernelkit.signing.keys import (
 )
 from kernelkit.signing.policy import EMPTY, judge, parse_policy, read_policy
 from kernelkit.signing.sigfile import parse_sigfile
-from kernelkit.signing.verify import Signer, Signers, collect, ed25519_signers
+from kernelkit.signing.signers import Signer, Signers
+from kernelkit.signing.verify import collect, ed25519_signers
 
 META = b'{"name": "demo", "id": "_demo_cpu_abc", "version": 1}'
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from kernelkit._version import __version__
 from kernelkit.cli import ui
-from kernelkit.cli.parser import VERBOSITY, Parser, add_verbosity, commands
+from kernelkit.cli.parser import VERBOSITY, Parser, add_verbosity, commands, glue_raw_values
 from kernelkit.errors import ExitCode, KernelkitError, exit_code
 from kernelkit.util.urls import redact_url
 
@@ -105,7 +105,7 @@ def _leave_closed_stdout() -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(glue_raw_values(sys.argv[1:] if argv is None else argv))
     ui.settings.verbosity = getattr(args, VERBOSITY, 0)
     _configure_logging(ui.settings.verbosity)
     code = int(args.func(args) or ExitCode.OK)

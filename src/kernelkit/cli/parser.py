@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 VERBOSITY = "verbosity"  # the Namespace attribute: -1 quiet, 0 normal, 1 verbose
@@ -163,3 +163,21 @@ def add_version(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup, *
 
 def add_revision(p: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
     p.add_argument("--revision", metavar="REVISION", help="a branch, tag or commit")
+
+
+#: options whose value is a command line for another tool: it may start with "-" (`--pytest-args
+#: "-x -k smoke"`), which argparse would read as an option of ours (`-x`, or `-q` + "-k smoke")
+RAW_VALUE_OPTIONS = ("--pytest-args",)
+
+
+def glue_raw_values(argv: Sequence[str]) -> list[str]:
+    """``--pytest-args VALUE`` as ``--pytest-args=VALUE``, so VALUE is taken as it is."""
+    out: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            out += [word, *words]
+            break
+        nxt = next(words, None) if word in RAW_VALUE_OPTIONS else None
+        out.append(word if nxt is None else f"{word}={nxt}")
+    return out

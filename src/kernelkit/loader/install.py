@@ -161,7 +161,7 @@ def download_variant(hub: Hub, rc: RepoCache, commit: str, variant: str, *,
         verified = verify_variant(staged, label)  # before it can ever be imported
         seal_modes(staged)  # the fetch honoured the umask: nobody else may write the cache
         replace_dir(staged, final)
-        from kernelkit.loader.signatures import record_signature
+        from kernelkit.loader.sigrecord import record_signature
 
         record_signature(hub, rc.repo_id, commit, final)  # before the receipt: see signatures.py
         write_receipt(rc.receipt_path(commit, variant), final,

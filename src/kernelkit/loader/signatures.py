@@ -20,34 +20,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from kernelkit.loader.owned import read_owned, write_owned
+from kernelkit.loader.sigrecord import record_path, record_signature
 
 if TYPE_CHECKING:
     from kernelkit.hub.port import Hub
     from kernelkit.loader.install import LazyHub
     from kernelkit.loader.settings import Settings
-    from kernelkit.signing.verify import Signers
+    from kernelkit.signing.signers import Signers
 
 log = logging.getLogger("kernelkit.signing")
 CHECK_FORMAT = 1
 _noted: set[str] = set()
 
 
-def record_path(variant_dir: Path) -> Path:
-    """Where the cache keeps the hub's signature file of ``variant_dir``."""
-    return variant_dir.parent / f".{variant_dir.name}.kksig"
-
-
 def check_path(variant_dir: Path) -> Path:
     return variant_dir.parent / f".{variant_dir.name}.sigcheck"
-
-
-def record_signature(hub: Hub, repo_id: str, commit: str, variant_dir: Path) -> None:
-    """Fetch ``build/<variant>.kksig`` at ``commit`` and keep it beside the variant (at most
-    one byte more than a signature file may have: a larger one is refused when read)."""
-    from kernelkit.signing.sigfile import MAX_SIGFILE_BYTES, hub_path
-
-    raw = hub.read_file(repo_id, commit, hub_path(variant_dir.name))
-    write_owned(record_path(variant_dir), (raw or b"")[:MAX_SIGFILE_BYTES + 1])
 
 
 def check_signature(variant_dir: Path, repo_id: str, *, settings: Settings,
@@ -126,7 +113,7 @@ def verify_signers(metadata_raw: bytes, sigfile_raw: bytes | None, bundle_raw: b
 
 
 def _remembered(path: Path, material: str) -> Signers | None:
-    from kernelkit.signing.verify import Signers
+    from kernelkit.signing.signers import Signers
 
     raw = read_owned(path)
     try:

@@ -21,7 +21,8 @@ def locked_signers(hub: Hub, repo_id: str, commit: str, entries: Iterable[FileEn
     """``{variant: signer identity}`` for the variants that carry an acceptable signature."""
     from kernelkit.signing.policy import EMPTY, judge
     from kernelkit.signing.sigfile import hub_path
-    from kernelkit.signing.verify import Signers, collect
+    from kernelkit.signing.signers import Signers
+    from kernelkit.signing.verify import collect
 
     paths = {e.path for e in entries}
     policy = settings.trust_policy() or EMPTY

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from kernelkit.errors import InputFileError, SignatureError, SigningKeyError
 from kernelkit.signing.keys import is_fingerprint
-from kernelkit.signing.verify import Signer, Signers
+from kernelkit.signing.signers import Signer, Signers
 from kernelkit.util.inputs import MAX_TOML_BYTES, parse_toml, read_input_text
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"

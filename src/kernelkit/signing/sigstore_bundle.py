@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelkit.errors import SignatureMaterialError
-from kernelkit.signing.verify import Signer
+from kernelkit.signing.signers import Signer
 
 if TYPE_CHECKING:
     from sigstore.verify import Verifier
