@@ -72,6 +72,10 @@ class System:
         return ", ".join(parts)
 
 
+#: the distribution that installs the ``tvm_ffi`` module
+TVM_FFI_DISTRIBUTION = "apache-tvm-ffi"
+
+
 def detect_system(backend: str | None = None) -> System:
     """Describe this machine; ``backend`` (``"cpu"`` or the detected backend's name) overrides
     the detected backend, anything else raises :class:`InvalidBackendError`."""
@@ -219,9 +223,19 @@ def _cudart_backend() -> tuple[str, tuple[int, int] | None]:
 
 
 def _tvm_ffi_version() -> tuple[int, int] | None:
-    if "tvm_ffi" not in sys.modules and importlib.util.find_spec("tvm_ffi") is None:
+    """tvm-ffi's version, from its installed metadata: importing it costs ~25 ms on every load
+    (benchmarks/bench_loader.py); imported only when the metadata says nothing."""
+    loaded = sys.modules.get("tvm_ffi")
+    if loaded is None and importlib.util.find_spec("tvm_ffi") is None:
         return None
     try:
+        if loaded is None:
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return major_minor(version(TVM_FFI_DISTRIBUTION))
+            except (PackageNotFoundError, ValueError):
+                pass  # installed without metadata (a source tree on the path): ask the module
         import tvm_ffi
 
         return major_minor(str(tvm_ffi.__version__))
