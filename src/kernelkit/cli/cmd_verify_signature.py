@@ -44,14 +44,8 @@ def run(args: argparse.Namespace) -> int:
     version: int | str | None = None
     if args.version is not None:
         version = int(args.version) if args.version.isdigit() else args.version
-    revision = args.revision
-    if version is None and revision is None:  # as `info` and `variants`: the newest major
-        from kernelkit.loader.api import get_kernel_versions
-
-        majors = get_kernel_versions(args.repo_id, hub=hub, cache_dir=args.cache_dir)
-        version, revision = (max(majors), None) if majors else (None, "main")
-    commit, results = verify_kernel_signatures(
-        args.repo_id, revision=revision, version=version, all_variants=args.all_variants,
+    commit, results = verify_kernel_signatures(  # neither: the newest major, as `info`
+        args.repo_id, revision=args.revision, version=version, all_variants=args.all_variants,
         backend=args.backend, hub=hub, cache_dir=args.cache_dir)
     shown = [r for r in results if r.signed or not args.filter_unsigned]
     if args.json:

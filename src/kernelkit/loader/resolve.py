@@ -81,7 +81,7 @@ def resolve_kernel(repo_id: str, *, revision: str | None = None,
     lazy = LazyHub(hub, settings.open_hub, settings.refs_stamp)
     rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
     if newest_by_default and revision is None and version is None:
-        revision, version = _newest(lazy, rc, offline=settings.offline)
+        revision, version = newest_request(lazy, rc, offline=settings.offline)
     return resolve_in(lazy, rc, revision, version, offline=settings.offline, trust=trust)
 
 
@@ -172,8 +172,11 @@ def _resolve_name(hub: LazyHub, rc: RepoCache, revision: str) -> str:
     return commit
 
 
-def _newest(hub: LazyHub, rc: RepoCache, *, offline: bool) -> tuple[str | None, int | None]:
-    """``(None, N)`` for the highest ``v<N>`` branch, else ``("main", None)``."""
+def newest_request(hub: LazyHub, rc: RepoCache, *,
+                   offline: bool) -> tuple[str | None, int | None]:
+    """``(revision, version)`` when the caller asked for neither: ``(None, N)`` for the
+    highest ``v<N>`` branch, else ``("main", None)`` (``info``, ``variants``,
+    ``verify-signature``)."""
     from kernelkit.loader.versions import major_versions
 
     refs: AnyRefs

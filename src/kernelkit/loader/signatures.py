@@ -145,11 +145,13 @@ def verify_kernel_signatures(repo_id: str, *, revision: str | None = None,
                              cache_dir: Path | None = None) -> tuple[str, list[VariantSignature]]:
     """Download this machine's variant (or every variant) of the resolved commit, verify its
     digest and signatures and apply the trust policy; ``(commit, one result per variant)``.
-    Where no policy applies, a valid signature is reported with its signer, not judged."""
+    With neither ``revision`` nor ``version``: the newest major version, else ``main`` (as
+    ``kernelkit info``). Where no policy applies, a valid signature is reported with its
+    signer, not judged."""
     from kernelkit.errors import VariantNotFoundError
     from kernelkit.loader.cache import RepoCache
     from kernelkit.loader.install import LazyHub, ensure_variant
-    from kernelkit.loader.resolve import resolve_in
+    from kernelkit.loader.resolve import newest_request, resolve_in
     from kernelkit.loader.settings import read_settings
     from kernelkit.variants.choose import best_variant, rank_variants
     from kernelkit.variants.host import detect_system
@@ -158,6 +160,8 @@ def verify_kernel_signatures(repo_id: str, *, revision: str | None = None,
     system = detect_system(backend)
     lazy = LazyHub(hub, settings.open_hub, settings.refs_stamp)
     rc = RepoCache.of(settings.cache_dir, repo_id, settings.hub_identity(hub))
+    if revision is None and version is None:
+        revision, version = newest_request(lazy, rc, offline=settings.offline)
     resolved = resolve_in(lazy, rc, revision, version, offline=settings.offline)
     names = list(resolved.variants)
     if not all_variants:
