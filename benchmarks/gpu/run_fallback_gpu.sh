@@ -8,27 +8,8 @@
 #                       published under another torch's name, built for this GPU and run on it
 #   summary.txt, machine.txt
 # KERNELKIT_CUDA_CAPABILITIES stays unset on purpose: the fallback builds for the visible GPU.
-set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${OUT:-$ROOT/benchmarks/results/gpu}
-mkdir -p "$OUT"
-W=$(mktemp -d /tmp/kernelkit-fallback.XXXX)
-if [ -d "$ROOT/.gpu-wheels" ]; then
-  python3 -m pip install -q --no-deps --target "$W/site" "$ROOT"/.gpu-wheels/*.whl >"$W/pip.log" 2>&1
-fi
-export PYTHONPATH="$ROOT/src:$W/site" PATH="$W/site/bin:$PATH" PYTHONUNBUFFERED=1
+. "$(dirname "$0")/common.sh" fallback  # ROOT, OUT, W, step, machine.txt
 unset KERNELKIT_CUDA_CAPABILITIES
-status=0
-step() {  # step NAME LOG -- command...
-  local name=$1 log=$2; shift 3
-  local t0=$SECONDS r
-  if "$@" >>"$OUT/$log" 2>&1; then r=ok; else r="FAILED(rc=$?)"; status=1; fi
-  printf '%-44s %-12s %4ss\n' "$name" "$r" $((SECONDS - t0)) | tee -a "$OUT/summary.txt"
-}
-{ nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
-  python3 -c "import sys, torch; print(sys.version); print('torch', torch.__version__, 'cuda', torch.version.cuda)"
-  nvcc --version | tail -2; nproc; } > "$OUT/machine.txt" 2>&1
-: > "$OUT/summary.txt"
 step "fallback: time to first call (cuda, ${FALLBACK_REPEAT:-3} turns)" fallback.log -- \
   python3 "$ROOT/benchmarks/bench_fallback.py" --cuda --python "$(command -v python3)" \
   --repeat "${FALLBACK_REPEAT:-3}" --out "$OUT/fallback_cuda.json"
